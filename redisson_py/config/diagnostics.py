@@ -1,0 +1,111 @@
+"""How config problems are reported: key paths, YAML lines, did-you-mean, one warning.
+
+Every message built here names settings by their YAML key path
+(``sentinelServersConfig.sentinelAddresses[1]``) and, for YAML input, the source and line:
+``config.yaml, line 4: singleServerConfig.adress: unknown key; did you mean 'address'?``.
+Values are quoted only for settings that cannot hold a secret; callers guarantee that.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from redisson_py.errors import ConfigError
+
+KeyPath = tuple[str | int, ...]
+"""A position in the config document: mapping keys and sequence indexes."""
+
+STRING_SOURCE: Final = "<string>"
+_PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class ConfigWarning(UserWarning):
+    """Settings were ignored: they exist in Redisson but mean nothing in redisson-py."""
+
+
+class Invalid(Exception):
+    """A value does not fit its setting. Internal: turned into :class:`ConfigError`.
+
+    ``subpath`` points below the setting's own key (a list item, a key of a tagged
+    mapping) so the error names the exact spot. The message never holds a secret.
+    """
+
+    def __init__(self, message: str, subpath: KeyPath = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.subpath = subpath
+
+
+def format_path(path: KeyPath) -> str:
+    """``("a", "b", 0, "c")`` -> ``"a.b[0].c"``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(part):
+            out += f"[{part!r}]"  # a map key such as "10.0.0.5:6379"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate to ``word``, if one is close enough to be a likely typo."""
+    pool = sorted(set(candidates))
+    lowered = {c.lower(): c for c in pool}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    matches = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a config came from: the source name and the line of every key path."""
+
+    source: str | None = None
+    """A file path, ``"<string>"``, ``"<stream>"``; ``None`` for dicts and code."""
+    lines: Mapping[KeyPath, int] = field(default_factory=dict)
+    """1-based line of each mapping key and sequence item."""
+    scalar_text: Mapping[KeyPath, str] = field(default_factory=dict)
+    """The source text of each plain scalar YAML typed as a number or bool, so a string
+    setting can take it as written (``password: 0123`` is "0123", as in Redisson)."""
+
+    def line_of(self, path: KeyPath) -> int | None:
+        """The line of ``path``, else of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                return line
+        return None
+
+    def error(self, path: KeyPath, message: str) -> ConfigError:
+        """A :class:`ConfigError` for ``path``: ``source, line N: a.b: message``."""
+        line = self.line_of(path) if self.lines else None
+        where = self.source or ""
+        if line is not None:
+            where = f"{where}, line {line}" if where else f"line {line}"
+        dotted = format_path(path)
+        text = ": ".join(part for part in (where, dotted, message) if part)
+        return ConfigError(text, path=dotted or None, line=line)
+
+    def warn_ignored(self, paths: list[KeyPath], *, stacklevel: int) -> None:
+        """Emit ONE :class:`ConfigWarning` listing every ignored setting (keys only)."""
+        if not paths:
+            return
+        items = []
+        for path in paths:
+            line = self.lines.get(path)
+            items.append(f"{format_path(path)} (line {line})" if line else format_path(path))
+        prefix = f"{self.source}: " if self.source else ""
+        warnings.warn(
+            f"{prefix}ignored {len(items)} Redisson setting(s) that redisson-py does not use: "
+            + ", ".join(items),
+            ConfigWarning,
+            stacklevel=stacklevel + 1,
+        )

@@ -1,0 +1,278 @@
+"""The topology sections: one dataclass per Redisson server config.
+
+Attributes are the snake_case of Redisson's YAML keys. **Times are seconds (float) in
+Python and milliseconds in YAML**, as Redisson writes them; the exceptions are stated on
+the attribute (``tcp_keep_alive_idle``/``_interval`` are whole seconds in both). Defaults
+are Redisson's. Assigning a ``str`` to a password attribute stores a :class:`Secret`, and
+an enum attribute takes the member or its name.
+
+Values are checked by :meth:`Config.validate`, not on assignment.
+"""
+
+# setting() returns a dataclasses.Field (with the setting's kind as metadata), not a value.
+# ruff: noqa: RUF009
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from redisson_py.config.addresses import Address, parse_address
+from redisson_py.config.delays import DelayStrategy, EqualJitterDelay
+from redisson_py.config.enums import (
+    ReadMode,
+    ShardedSubscriptionMode,
+    SslVerificationMode,
+    SubscriptionMode,
+)
+from redisson_py.config.kinds import (
+    AddressKind,
+    AddressList,
+    Bool,
+    EnumKind,
+    FileKind,
+    Int,
+    Millis,
+    SecretKind,
+    Str,
+    setting,
+)
+from redisson_py.config.nat import NatMapper
+from redisson_py.config.schema import Settings
+from redisson_py.config.secret import Secret
+from redisson_py.config.tagged_kinds import DelayKind, NatKind
+
+_SSL_IGNORED = frozenset(
+    {
+        "sslProvider",  # Java's JDK vs OpenSSL engines; Python has one
+        "sslKeystoreType",  # JKS/PKCS12: redisson-py reads PEM files
+        "sslTruststorePassword",  # a PEM CA bundle has no password
+        "sslProtocols",
+        "sslCiphers",  # Java cipher names differ from OpenSSL's
+        "sslTrustManagerFactory",
+        "sslKeyManagerFactory",
+    }
+)
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class BaseConfig(Settings):
+    """Settings every topology shares (Redisson's ``BaseConfig``)."""
+
+    IGNORED_KEYS: ClassVar[frozenset[str]] = _SSL_IGNORED | {
+        "credentialsResolver",
+        "nameMapper",
+        "commandMapper",
+    }
+    LEGACY_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"retryInterval", "sslEnableEndpointIdentification"}
+    )
+
+    idle_connection_timeout: float = setting(Millis(), 10.0)
+    """Seconds a pooled connection may sit idle above the minimum pool size before it is closed."""
+    connect_timeout: float = setting(Millis(positive=True), 10.0)
+    """Seconds to establish a connection (redis-py ``socket_connect_timeout``)."""
+    timeout: float = setting(Millis(positive=True), 3.0)
+    """Seconds to wait for a reply once a command is sent (redis-py ``socket_timeout``)."""
+    subscription_timeout: float = setting(Millis(positive=True), 7.5)
+    """Seconds to wait for a (un)subscribe to be confirmed."""
+    retry_attempts: int = setting(Int(0), 4)
+    """Times a failed command is retried (0 = no retry). The executor owns retries."""
+    retry_delay: DelayStrategy = setting(DelayKind(), EqualJitterDelay(1.0, 2.0))
+    """Delay before each retry. YAML ``retryDelay``; the legacy ``retryInterval: 1500`` (ms)
+    reads as ``ConstantDelay(1.5)``."""
+    reconnection_delay: DelayStrategy = setting(DelayKind(), EqualJitterDelay(0.1, 10.0))
+    """Delay before each reconnection attempt to a node that dropped."""
+    username: str | None = setting(Str(), None)
+    """ACL user name (Redis 6+). ``None`` means the default user."""
+    password: Secret | None = setting(SecretKind(), None)
+    """Password (a ``str`` is stored as a :class:`Secret`). Never shown in reprs or errors."""
+    subscriptions_per_connection: int = setting(Int(1), 5)
+    """Channels subscribed through one pub/sub connection."""
+    client_name: str | None = setting(Str(), None)
+    """Sent with ``CLIENT SETNAME`` on every connection."""
+    ssl_verification_mode: SslVerificationMode = setting(
+        EnumKind(SslVerificationMode), SslVerificationMode.STRICT
+    )
+    """How ``rediss://`` servers are checked: NONE, CA_ONLY (chain, not host name), STRICT."""
+    ssl_truststore: str | None = setting(FileKind(), None)
+    """Path of a PEM bundle of trusted CA certificates (YAML: a ``file:`` URL or a path).
+    ``None``: the system's trust store."""
+    ssl_keystore: str | None = setting(FileKind(), None)
+    """Path of the client certificate (PEM) for mutual TLS; may also hold the private key."""
+    ssl_keystore_password: Secret | None = setting(SecretKind(), None)
+    """Password of the client's private key, if it is encrypted."""
+    ssl_private_key: str | None = setting(FileKind(), None)
+    """**redisson-py extension** (YAML ``sslPrivateKey``; Redisson has no such key): path of
+    the client's private key (PEM) when it is not inside ``ssl_keystore``."""
+    ping_connection_interval: float = setting(Millis(), 30.0)
+    """Seconds between health-check PINGs on idle connections (0 = off); redis-py
+    ``health_check_interval``."""
+    keep_alive: bool = setting(Bool(), False)
+    """TCP keep-alive on connections. The top-level ``Config.tcp_keep_alive`` (Redisson's
+    newer spelling, on by default) also turns it on."""
+    tcp_keep_alive_count: int = setting(Int(0), 0)
+    """Keep-alive probes before the connection is dropped (0 = system default)."""
+    tcp_keep_alive_idle: int = setting(Int(0), 0)
+    """Whole **seconds** idle before the first keep-alive probe (0 = system default)."""
+    tcp_keep_alive_interval: int = setting(Int(0), 0)
+    """Whole **seconds** between keep-alive probes (0 = system default)."""
+    tcp_user_timeout: float = setting(Millis(), 0.0)
+    """Seconds sent data may stay unacknowledged before the connection is closed (Linux
+    ``TCP_USER_TIMEOUT``; 0 = system default)."""
+    tcp_no_delay: bool = setting(Bool(), True)
+    """Kept for Redisson compatibility: redis-py always sets ``TCP_NODELAY``."""
+    database: int = setting(Int(0), 0)
+    """Database index (``SELECT``). Must be 0 in cluster mode."""
+
+    def seed_addresses(self) -> list[Address]:
+        """The configured addresses, parsed (the starting points of discovery).
+
+        Raises :class:`ConfigError` for a malformed address; call after validation.
+        """
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class SingleServerConfig(BaseConfig):
+    """One Redis server (``singleServerConfig``)."""
+
+    IGNORED_KEYS: ClassVar[frozenset[str]] = BaseConfig.IGNORED_KEYS | {"dnsMonitoringTimes"}
+
+    address: str | None = setting(AddressKind(required=True), None)
+    """``redis://host:port`` or ``rediss://host:port``. Required."""
+    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
+    subscription_connection_pool_size: int = setting(Int(1), 50)
+    connection_minimum_idle_size: int = setting(Int(0), 24)
+    connection_pool_size: int = setting(Int(1), 64)
+    dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
+    """Seconds between DNS checks of the address's host; ``None`` (YAML ``-1``) = off."""
+
+    def seed_addresses(self) -> list[Address]:
+        return [parse_address(self.address or "", key_path="singleServerConfig.address")]
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class BaseMasterSlaveServersConfig(BaseConfig):
+    """Settings of the topologies with a master and replicas (Redisson's base class)."""
+
+    IGNORED_KEYS: ClassVar[frozenset[str]] = BaseConfig.IGNORED_KEYS | {
+        "loadBalancer",  # replica choice is the manager's, per read mode
+        "failedSlaveCheckInterval",  # deprecated in Redisson
+        "failedSlaveNodeDetector",
+        "fallbackLoadingToMaster",
+        "dnsMonitoringTimes",
+    }
+    KEY_ALIASES: ClassVar[dict[str, str]] = {
+        # Redisson < 3.8 spelled the subscription pool keys with a "slave" prefix.
+        "slaveSubscriptionConnectionMinimumIdleSize": "subscriptionConnectionMinimumIdleSize",
+        "slaveSubscriptionConnectionPoolSize": "subscriptionConnectionPoolSize",
+    }
+
+    slave_connection_minimum_idle_size: int = setting(Int(0), 24)
+    slave_connection_pool_size: int = setting(Int(1), 64)
+    failed_slave_reconnection_interval: float = setting(Millis(), 3.0)
+    """Seconds between attempts to reconnect a replica that was taken out of rotation."""
+    master_connection_minimum_idle_size: int = setting(Int(0), 24)
+    master_connection_pool_size: int = setting(Int(1), 64)
+    read_mode: ReadMode = setting(EnumKind(ReadMode), ReadMode.SLAVE)
+    """Where reads go: SLAVE, MASTER or MASTER_SLAVE. Lock scripts always go to the master."""
+    subscription_mode: SubscriptionMode = setting(
+        EnumKind(SubscriptionMode), SubscriptionMode.MASTER
+    )
+    """Which nodes carry pub/sub: MASTER or SLAVE."""
+    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
+    subscription_connection_pool_size: int = setting(Int(1), 50)
+    dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
+    """Seconds between DNS checks of the hosts; ``None`` (YAML ``-1``) = off."""
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class MasterSlaveServersConfig(BaseMasterSlaveServersConfig):
+    """A fixed master and replicas (``masterSlaveServersConfig``)."""
+
+    master_address: str | None = setting(AddressKind(required=True), None)
+    """The master's URL. Required."""
+    slave_addresses: list[str] = setting(AddressList(non_empty=False), factory=list)
+    """The replicas' URLs (may be empty: reads then go to the master)."""
+
+    def seed_addresses(self) -> list[Address]:
+        path = "masterSlaveServersConfig"
+        return [parse_address(self.master_address or "", key_path=f"{path}.masterAddress")] + [
+            parse_address(text, key_path=f"{path}.slaveAddresses[{i}]")
+            for i, text in enumerate(self.slave_addresses)
+        ]
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class SentinelServersConfig(BaseMasterSlaveServersConfig):
+    """Redis Sentinel (``sentinelServersConfig``): the master is discovered by name."""
+
+    LEGACY_KEYS: ClassVar[frozenset[str]] = BaseConfig.LEGACY_KEYS | {"natMap"}
+
+    sentinel_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
+    """The sentinels' URLs; at least one."""
+    master_name: str | None = setting(Str(required=True), None)
+    """The monitored master's name (``SENTINEL get-master-addr-by-name``). Required."""
+    sentinel_username: str | None = setting(Str(), None)
+    """ACL user for the sentinels themselves (not the data nodes)."""
+    sentinel_password: Secret | None = setting(SecretKind(), None)
+    """Password for the sentinels themselves (not the data nodes)."""
+    scan_interval: float = setting(Millis(positive=True), 1.0)
+    """Seconds between topology polls of the sentinels."""
+    check_sentinels_list: bool = setting(Bool(), True)
+    """Fail at startup when fewer than two sentinels answer."""
+    check_slave_status_with_syncing: bool = setting(Bool(), True)
+    """Treat a replica whose link to the master is down as unavailable."""
+    sentinels_discovery: bool = setting(Bool(), True)
+    """Learn further sentinels from the ones configured."""
+    nat_mapper: NatMapper | None = setting(NatKind(), None)
+    """Maps announced addresses to reachable ones (YAML ``natMapper``; legacy ``natMap``)."""
+
+    def seed_addresses(self) -> list[Address]:
+        return [
+            parse_address(text, key_path=f"sentinelServersConfig.sentinelAddresses[{i}]")
+            for i, text in enumerate(self.sentinel_addresses)
+        ]
+
+
+@dataclass(kw_only=True, eq=True, repr=False)
+class ClusterServersConfig(BaseMasterSlaveServersConfig):
+    """Redis Cluster (``clusterServersConfig``)."""
+
+    LEGACY_KEYS: ClassVar[frozenset[str]] = BaseConfig.LEGACY_KEYS | {"natMap"}
+
+    node_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
+    """Seed nodes' URLs; at least one. The rest of the cluster is discovered."""
+    scan_interval: float = setting(Millis(positive=True), 5.0)
+    """Seconds between slot-map refreshes (``CLUSTER SHARDS``/``NODES``)."""
+    check_slots_coverage: bool = setting(Bool(), True)
+    """Fail at startup when some of the 16384 slots have no master."""
+    check_master_link_status: bool = setting(Bool(), False)
+    """Treat a replica whose master link is down as unavailable."""
+    sharded_subscription_mode: ShardedSubscriptionMode = setting(
+        EnumKind(ShardedSubscriptionMode), ShardedSubscriptionMode.AUTO
+    )
+    """Sharded pub/sub (``SSUBSCRIBE``): AUTO (when supported), ON, OFF."""
+    nat_mapper: NatMapper | None = setting(NatKind(), None)
+    """Maps announced addresses to reachable ones (YAML ``natMapper``; legacy ``natMap``)."""
+
+    def seed_addresses(self) -> list[Address]:
+        return [
+            parse_address(text, key_path=f"clusterServersConfig.nodeAddresses[{i}]")
+            for i, text in enumerate(self.node_addresses)
+        ]
+
+
+ServerConfig = (
+    SingleServerConfig | MasterSlaveServersConfig | SentinelServersConfig | ClusterServersConfig
+)
+"""Any one topology section."""
+
+SECTION_KEYS: dict[type[BaseConfig], str] = {
+    SingleServerConfig: "singleServerConfig",
+    MasterSlaveServersConfig: "masterSlaveServersConfig",
+    SentinelServersConfig: "sentinelServersConfig",
+    ClusterServersConfig: "clusterServersConfig",
+}
+"""Each section class and its YAML key."""
