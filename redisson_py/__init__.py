@@ -1,7 +1,21 @@
-"""redisson-py: distributed locks for Python on Redis, with the semantics of Redisson."""
+"""redisson-py: distributed locks for Python on Redis, with the semantics of Redisson.
+
+Quick start::
+
+    from redisson_py import Config, Redisson
+
+    client = Redisson.create(Config.from_yaml("config/single.yaml"))
+    with client.get_lock("resource:x"):
+        ...  # held; the watchdog renews it until the block ends
+
+The asyncio API lives in :mod:`redisson_py.asyncio`; the test harness that starts and
+breaks real Redis topologies in :mod:`redisson_py.testing`.
+"""
 
 from __future__ import annotations
 
+from redisson_py.config import Config
+from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
     AuthError,
     ConfigError,
@@ -12,16 +26,25 @@ from redisson_py.errors import (
     RedissonError,
     TopologyError,
 )
+from redisson_py.sync.client import Redisson
+from redisson_py.sync.lock import Lock
+from redisson_py.sync.multilock import MultiLock, RedLock
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AuthError",
+    "Config",
     "ConfigError",
     "ConnectError",
+    "Lock",
+    "LockLost",
     "LockNotOwnedError",
     "LockUnavailableError",
+    "MultiLock",
     "NoSyncedReplicasError",
+    "RedLock",
+    "Redisson",
     "RedissonError",
     "TopologyError",
     "__version__",

@@ -1,0 +1,55 @@
+"""redis-py asyncio connection pools per node (see :mod:`redisson_py.core.pool_registry`)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.connection import Connection, SSLConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
+
+# redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.
+_NEEDS_NAME = (
+    inspect.signature(aioredis.ConnectionPool.get_connection).parameters["command_name"].default
+    is inspect.Parameter.empty
+)
+
+
+async def checkout(pool: aioredis.ConnectionPool) -> Any:
+    """Take a connected connection from ``pool``, whatever the redis-py version."""
+    get: Any = pool.get_connection
+    return await (get("_") if _NEEDS_NAME else get())
+
+
+class NodePools(PoolRegistry[aioredis.ConnectionPool]):
+    """Blocking pools (``max_connections`` each) for commands, plain ones for pub/sub."""
+
+    def __init__(self, kwargs_for: KwargsFor, *, max_connections: int, wait_timeout: float):
+        def make_pool(kwargs: dict[str, Any], pubsub: bool) -> aioredis.ConnectionPool:
+            if pubsub:
+                return aioredis.ConnectionPool(**kwargs)
+            blocking: Any = aioredis.BlockingConnectionPool  # untyped in redis-py
+            pool: aioredis.ConnectionPool = blocking(
+                max_connections=max_connections, timeout=wait_timeout, **kwargs
+            )
+            return pool
+
+        super().__init__(
+            kwargs_for,
+            make_pool,
+            retry=lambda: Retry(NoBackoff(), 0),
+            connection_class=lambda tls: SSLConnection if tls else Connection,
+        )
+
+    def client(self, address: Address) -> aioredis.Redis:
+        """A redis-py asyncio client on ``address``'s default pool."""
+        return aioredis.Redis(connection_pool=self.get(address))
+
+    async def close(self) -> None:
+        for pool in self.take_all():
+            await pool.disconnect()

@@ -1,0 +1,139 @@
+"""Reading a topology from its nodes: the discovery flows every manager runs at startup
+and every scan interval, written once for both shells (see :mod:`redisson_py.core.effects`).
+
+Each flow returns a new :class:`~redisson_py.core.topology.TopologyView` (or None when
+no node answered) and, per address tried, why it failed, so a startup error can list
+every address and its reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.effects import Direct, Effect, Gather
+from redisson_py.core.topology import (
+    NatMap,
+    SentinelReport,
+    TopologyView,
+    parse_cluster_nodes,
+    parse_sentinel_report,
+)
+
+
+def describe_error(error: BaseException) -> str:
+    """One line for an address's failure; redis-py's messages never carry passwords."""
+    text = str(error).strip() or type(error).__name__
+    return f"{type(error).__name__}: {text}"
+
+
+@dataclass
+class Discovery:
+    """The outcome of one discovery: the view (None if nothing answered), the errors
+    per address tried, and for sentinel the reports of the sentinels that answered."""
+
+    view: TopologyView | None
+    errors: dict[Address, BaseException] = field(default_factory=dict)
+    reports: dict[Address, SentinelReport] = field(default_factory=dict)
+
+    def reasons(self) -> dict[str, str]:
+        return {str(address): describe_error(error) for address, error in self.errors.items()}
+
+
+def probe(
+    target: Any,
+    addresses: Sequence[Address],
+    commands: tuple[tuple[str, ...], ...],
+    timeout: float,
+    *,
+    sentinel: bool = False,
+) -> Generator[Effect, Any, dict[Address, Any]]:
+    """Send ``commands`` to every address at once; map each to its replies or error."""
+    calls = tuple(Direct(target, a, commands, timeout, sentinel=sentinel) for a in addresses)
+    results: list[Any] = yield Gather(calls)
+    return dict(zip(addresses, results, strict=True))
+
+
+def ping_all(
+    target: Any, addresses: Sequence[Address], timeout: float
+) -> Generator[Effect, Any, Discovery]:
+    """PING every address; the view is None, the errors say who did not answer."""
+    answers = yield from probe(target, addresses, (("PING",),), timeout)
+    return Discovery(None, {a: r for a, r in answers.items() if isinstance(r, BaseException)})
+
+
+def discover_cluster(
+    target: Any, candidates: Sequence[Address], nat: NatMap, timeout: float
+) -> Generator[Effect, Any, Discovery]:
+    """Ask candidates for ``CLUSTER NODES`` one after another until one answers.
+
+    One at a time on purpose: the first answer is usually enough, and asking a paused
+    node costs one timeout only when it is first in line.
+    """
+    errors: dict[Address, BaseException] = {}
+    for address in dict.fromkeys(candidates):
+        answers = yield from probe(target, [address], (("CLUSTER", "NODES"),), timeout)
+        reply = answers[address]
+        if isinstance(reply, BaseException):
+            errors[address] = reply
+            continue
+        return Discovery(parse_cluster_nodes(reply[0], address, nat), errors)
+    return Discovery(None, errors)
+
+
+def discover_sentinel(
+    target: Any,
+    sentinels: Sequence[Address],
+    master_name: str,
+    data_template: Address,
+    *,
+    nat: NatMap,
+    require_link_ok: bool,
+    timeout: float,
+) -> Generator[Effect, Any, Discovery]:
+    """Ask every sentinel at once for the master, its replicas and the other sentinels.
+
+    The master is the one most sentinels name (ties: the first sentinel's); its replica
+    health comes from a sentinel that names that master.
+    """
+    commands = (
+        ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name),
+        ("SENTINEL", "REPLICAS", master_name),
+        ("SENTINEL", "SENTINELS", master_name),
+    )
+    answers = yield from probe(target, sentinels, commands, timeout, sentinel=True)
+    discovery = Discovery(None)
+    for address, reply in answers.items():
+        if isinstance(reply, BaseException):
+            discovery.errors[address] = reply
+            continue
+        master_reply, replicas_reply, sentinels_reply = reply
+        discovery.reports[address] = parse_sentinel_report(
+            master_reply,
+            replicas_reply,
+            sentinels_reply,
+            address,
+            data_template,
+            nat=nat,
+            require_link_ok=require_link_ok,
+        )
+    named = Counter(r.master for r in discovery.reports.values() if r.master is not None)
+    if named:
+        master = named.most_common(1)[0][0]
+        report = next(r for r in discovery.reports.values() if r.master == master)
+        discovery.view = TopologyView.single_master(
+            master, report.replicas, healthy=report.healthy_replicas
+        )
+    return discovery
+
+
+def check_replicas(
+    target: Any, master: Address, replicas: Sequence[Address], timeout: float
+) -> Generator[Effect, Any, Discovery]:
+    """Master/slave: PING the configured replicas; those that answer count as healthy."""
+    answered = yield from ping_all(target, replicas, timeout)
+    healthy = len(replicas) - len(answered.errors)
+    return Discovery(TopologyView.single_master(master, replicas, healthy=healthy), answered.errors)

@@ -1,0 +1,150 @@
+"""The requests a lock algorithm makes of the outside world.
+
+Lock algorithms in :mod:`redisson_py.core` are generators: they yield one of the effects
+below, and the shell that drives them (threads in :mod:`redisson_py.sync`, tasks in
+:mod:`redisson_py.asyncio`) performs it and sends back the outcome, or throws the error
+into the generator. The algorithms therefore exist once, never touch a socket, and can be
+stepped through without Redis; the shells only know how to perform these few requests.
+
+Outcomes, per effect:
+
+========================  ======================================================
+:class:`Call`             :class:`CallResult`; raises on connection errors, timeouts
+                          and error replies
+:class:`Direct`           the tuple of replies; raises likewise
+:class:`Gather`           ``list[CallResult | Exception]``, one per call, in order;
+                          never raises for a call's failure
+:class:`Subscribe`        a :class:`Subscription`; raises if not confirmed in time
+:class:`Unsubscribe`      None
+:class:`WaitSignal`       True when a signal woke the waiter, False when
+                          ``timeout`` passed first
+:class:`Sleep`            None
+========================  ======================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from redisson_py.core.scripts import Script
+
+Arg = str | int | float | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptCommand:
+    """One script invocation; sent as EVALSHA, re-sent as EVAL on NOSCRIPT."""
+
+    script: Script
+    keys: tuple[str, ...]
+    args: tuple[Arg, ...]
+
+    def evalsha(self) -> tuple[Arg, ...]:
+        return ("EVALSHA", self.script.sha, len(self.keys), *self.keys, *self.args)
+
+    def eval(self) -> tuple[Arg, ...]:
+        return ("EVAL", self.script.source, len(self.keys), *self.keys, *self.args)
+
+
+Command = ScriptCommand | tuple[Arg, ...]
+"""A script invocation, or a plain command as its arguments (``("PTTL", name)``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Run ``commands`` in order, on one connection to the master owning ``route``.
+
+    ``target`` is the connection manager (sync or asyncio) that knows the nodes; the core
+    never looks inside it. With ``sync_replicas`` the manager appends ``WAIT`` for the
+    replicas its topology view counts as healthy, on the same connection, so the reply
+    says how many saw the writes. ``timeout`` bounds the wait for the replies (None: the
+    configured command timeout).
+    """
+
+    target: Any
+    route: str
+    commands: tuple[Command, ...]
+    sync_replicas: float | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """Replies of a :class:`Call`, one per command, decoded by redis-py's parser.
+
+    ``required`` is the number of replicas a ``WAIT`` asked for (0: none was sent) and
+    ``synced`` how many acknowledged.
+    """
+
+    replies: tuple[Any, ...]
+    required: int = 0
+    synced: int = 0
+    address: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Gather:
+    """Run several calls concurrently (members of a MultiLock or RedLock, renewals,
+    topology probes); calls to the same node share a round trip."""
+
+    calls: tuple[Call | Direct, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe:
+    """Join the shared subscription to ``channel`` on the node that serves it."""
+
+    target: Any
+    channel: str
+    timeout: float
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe:
+    """Leave a subscription; the last one out unsubscribes the channel."""
+
+    subscription: Any
+
+
+@dataclass(frozen=True, slots=True)
+class WaitSignal:
+    """Sleep until a signal on ``subscription`` wakes this waiter, or ``timeout``.
+
+    A message on the channel wakes one waiter of the subscription (it retries the lock;
+    waking all would only make the others lose the race); a signal that comes while
+    every waiter is busy retrying is kept for the next one to wait, so none is missed.
+    A resubscription after a failover or a reconnect wakes every waiter.
+    """
+
+    subscription: Any
+    timeout: float
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """Sleep for ``seconds``."""
+
+    seconds: float
+
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class Direct:
+    """Run ``commands`` on the node at ``address`` itself, with no routing or redirects.
+
+    For topology discovery and health checks. ``sentinel`` selects the connections to
+    sentinels (their own credentials) rather than to data nodes. The outcome is the
+    tuple of replies; errors raise, as for :class:`Call`.
+    """
+
+    target: Any
+    address: Any
+    commands: tuple[Command, ...]
+    timeout: float | None = None
+    sentinel: bool = False
+
+
+Effect = Call | Direct | Gather | Subscribe | Unsubscribe | WaitSignal | Sleep

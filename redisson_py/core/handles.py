@@ -1,0 +1,146 @@
+"""What the sync and asyncio lock objects share: identity, argument checks, and the
+:class:`~redisson_py.core.lock_flows.LockRef` each operation runs on.
+
+The shells subclass these and add only the public methods, each of which runs one flow
+with the current thread (sync) or task (asyncio) as the owner.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from redisson_py.core import quorum
+from redisson_py.core.holds import LostCallback
+from redisson_py.core.lock_flows import LockRef
+from redisson_py.core.multi_flows import GroupState
+from redisson_py.core.naming import owner_field
+
+
+def check_lease(name: str, lease_time: float | None) -> float | None:
+    """``lease_time`` must be None (watchdog) or a positive finite number of seconds."""
+    if lease_time is None:
+        return None
+    if isinstance(lease_time, bool) or not isinstance(lease_time, int | float):
+        raise TypeError(f"lock {name!r}: lease_time must be seconds or None, not {lease_time!r}")
+    if not math.isfinite(lease_time) or lease_time <= 0:
+        raise ValueError(
+            f"lock {name!r}: lease_time must be positive seconds, or None for the watchdog;"
+            f" got {lease_time!r}"
+        )
+    return float(lease_time)
+
+
+def check_wait(name: str, wait_time: float | None) -> float | None:
+    """``wait_time`` must be None (for ever) or a non-negative number of seconds."""
+    if wait_time is None:
+        return None
+    if isinstance(wait_time, bool) or not isinstance(wait_time, int | float):
+        raise TypeError(f"lock {name!r}: wait_time must be seconds, not {wait_time!r}")
+    if math.isnan(wait_time) or wait_time < 0:
+        raise ValueError(f"lock {name!r}: wait_time must be 0 or more seconds; got {wait_time!r}")
+    return None if math.isinf(wait_time) else float(wait_time)
+
+
+def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
+    """``threading.Lock.acquire``'s arguments as a wait time (None: for ever)."""
+    if not blocking:
+        if timeout != -1:
+            raise ValueError(f"lock {name!r}: a non-blocking acquire cannot have a timeout")
+        return 0.0
+    if timeout == -1:
+        return None
+    if timeout < 0:
+        raise ValueError(f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds")
+    return check_wait(name, timeout)
+
+
+class LockHandle:
+    """Base of :class:`redisson_py.Lock` and :class:`redisson_py.asyncio.Lock`."""
+
+    def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a lock name must be a non-empty string, not {name!r}")
+        self._client = client
+        self.name = name
+        self.on_lock_lost = on_lock_lost
+        """Called once when a hold of this lock is found lost (overrides the client's)."""
+
+    def _ref(self, owner_id: int | str, group_on_lost: Any = None) -> LockRef:
+        state = self._client._state
+        return LockRef(
+            self.name,
+            owner_field(state.client_id, owner_id),
+            self._client._manager,
+            state,
+            self.on_lock_lost,
+            group_on_lost,
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class GroupHandle:
+    """Base of the MultiLock and RedLock classes of both shells."""
+
+    kind = "MultiLock"
+
+    def __init__(
+        self,
+        *locks: LockHandle,
+        on_lock_lost: LostCallback | None = None,
+        member_timeout: float | None = None,
+    ):
+        if not locks:
+            raise ValueError(f"a {self.kind} needs at least one lock")
+        for lock in locks:
+            if not isinstance(lock, LockHandle):
+                raise TypeError(f"a {self.kind} is made of locks, not {lock!r}")
+        if member_timeout is not None and member_timeout <= 0:
+            raise ValueError(f"{self.kind}: member_timeout must be positive seconds")
+        self.locks: tuple[LockHandle, ...] = tuple(locks)
+        self.member_timeout = member_timeout
+        self._group = GroupState(self.kind, [lock.name for lock in locks], self._need(len(locks)))
+        self._group.on_lock_lost = on_lock_lost
+        self._group.fallback_callback = lambda: self.locks[0]._client.on_lock_lost
+
+    def _need(self, members: int) -> int:
+        return members
+
+    @property
+    def on_lock_lost(self) -> LostCallback | None:
+        """Called once when the group is found lost (a member of a MultiLock; below quorum
+        for a RedLock); defaults to the first member's client's callback."""
+        return self._group.on_lock_lost
+
+    @on_lock_lost.setter
+    def on_lock_lost(self, callback: LostCallback | None) -> None:
+        self._group.on_lock_lost = callback
+
+    def _refs(self, owner_id: int | str) -> list[LockRef]:
+        owner = str(owner_id)
+        return [
+            lock._ref(owner_id, functools.partial(self._group.member_lost, owner, index))
+            for index, lock in enumerate(self.locks)
+        ]
+
+    def _check(
+        self, wait_time: float | None, lease_time: float | None
+    ) -> tuple[float | None, float | None]:
+        label = self._group.label
+        return check_wait(label, wait_time), check_lease(label, lease_time)
+
+    def __repr__(self) -> str:
+        return f"<{self._group.label}>"
+
+
+class RedLockHandle(GroupHandle):
+    """A RedLock needs a quorum (a strict majority) of its members."""
+
+    kind = "RedLock"
+
+    def _need(self, members: int) -> int:
+        return quorum.quorum(members)
+

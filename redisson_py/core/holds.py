@@ -1,0 +1,210 @@
+"""A client's own record of the locks it holds: hold counts, leases, renewal, loss.
+
+Redis is the authority on who holds a lock; this table is what one client knows about
+its own holds, for three purposes:
+
+- the watchdog renews the holds taken without a lease (:mod:`redisson_py.core.renewal`);
+- a retried acquire tells the server which hold count means "the first attempt was
+  applied", so a lost reply never leaves a hold count of 2;
+- a hold the client has reported lost makes the next ``unlock()`` raise, even if the
+  key happens to be back by then.
+
+The table is shared by user threads (or tasks) and the watchdog, so every method takes a
+short internal lock and never blocks on I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("redisson_py.lock")
+
+
+@dataclass(frozen=True, slots=True)
+class LockLost:
+    """What a lost-lock callback receives.
+
+    ``name`` is the lock, ``owner`` the hash field of the owner that lost it
+    (``<client id>:<thread or task id>``), ``reason`` one sentence saying how it was
+    found out (the key was gone at renewal, or Redis stayed unreachable past expiry).
+    """
+
+    name: str
+    owner: str
+    reason: str
+
+
+LostCallback = Callable[[LockLost], object]
+"""Called once when a held lock is found lost; its return value is ignored."""
+
+HoldKey = tuple[str, str]
+"""(lock name, owner field)."""
+
+
+@dataclass(slots=True, eq=False)
+class Hold:
+    """One owner's holds on one lock, as this client knows them.
+
+    ``expires_at`` (monotonic seconds) is when the key must be assumed gone unless
+    renewed: the end of the lease, or for a watchdog hold the last renewal (or acquire)
+    plus the watchdog timeout. ``on_lost`` reports a loss: the lock's own reporter, or
+    the aggregator of the MultiLock/RedLock the hold is a member of.
+    """
+
+    name: str
+    owner: str
+    count: int
+    target: Any
+    watchdog: bool
+    expires_at: float
+    on_lost: Callable[[Hold, str], None]
+    releasing: int = 0
+
+
+class HoldTable:
+    """Thread-safe table of this client's holds, keyed by (lock name, owner field)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holds: dict[HoldKey, Hold] = {}
+        self._lost: set[HoldKey] = set()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._holds)
+
+    def count(self, name: str, owner: str, now: float) -> int:
+        """Return the hold count this client believes ``owner`` has (0 after a lease ran out)."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            if hold is None:
+                return 0
+            if not hold.watchdog and now >= hold.expires_at:
+                # The lease ran out on the server too; forget it so a later acquire
+                # starts from 0 rather than from a count that no longer exists.
+                del self._holds[(name, owner)]
+                return 0
+            return hold.count
+
+    def acquired(
+        self,
+        name: str,
+        owner: str,
+        count: int,
+        *,
+        target: Any,
+        lease: float | None,
+        watchdog_timeout: float,
+        now: float,
+        on_lost: Callable[[Hold, str], None],
+    ) -> Hold:
+        """Record that ``owner`` now holds ``name`` ``count`` times (the server's count).
+
+        ``lease`` None means the watchdog keeps the key alive. A reentrant acquire with a
+        lease turns a watchdog hold into a leased one and back, as the last acquire sets
+        the key's TTL on the server.
+        """
+        key = (name, owner)
+        with self._lock:
+            self._lost.discard(key)
+            hold = self._holds.get(key)
+            if hold is None:
+                hold = Hold(
+                    name=name,
+                    owner=owner,
+                    count=count,
+                    target=target,
+                    watchdog=lease is None,
+                    expires_at=0.0,
+                    on_lost=on_lost,
+                )
+                self._holds[key] = hold
+            hold.count = count
+            hold.watchdog = lease is None
+            hold.expires_at = now + (watchdog_timeout if lease is None else lease)
+            return hold
+
+    def released(self, name: str, owner: str, left: int) -> None:
+        """Record a release that left ``left`` holds (0 forgets the lock)."""
+        key = (name, owner)
+        with self._lock:
+            self._lost.discard(key)
+            if left <= 0:
+                self._holds.pop(key, None)
+            elif key in self._holds:
+                self._holds[key].count = left
+
+    def forget(self, name: str, owner: str | None = None) -> None:
+        """Drop the holds on ``name`` (of one owner, or all: after a force unlock)."""
+        with self._lock:
+            for key in [k for k in self._holds if k[0] == name and owner in (None, k[1])]:
+                del self._holds[key]
+
+    def was_lost(self, name: str, owner: str) -> bool:
+        """True when this client reported ``owner``'s hold on ``name`` lost since its
+        last acquire or release."""
+        with self._lock:
+            return (name, owner) in self._lost
+
+    def clear_lost(self, name: str, owner: str) -> None:
+        with self._lock:
+            self._lost.discard((name, owner))
+
+    def watchdog_holds(self) -> list[Hold]:
+        """Return the holds the watchdog must renew, as a snapshot."""
+        with self._lock:
+            return [h for h in self._holds.values() if h.watchdog]
+
+    def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float) -> None:
+        """Record a successful renewal sent at ``sent_at`` (the key lives at least that long)."""
+        with self._lock:
+            if self._holds.get((hold.name, hold.owner)) is hold and hold.watchdog:
+                hold.expires_at = max(hold.expires_at, sent_at + watchdog_timeout)
+
+    def releasing(self, name: str, owner: str | None, delta: int) -> None:
+        """Count a release of ``name`` by ``owner`` (None: any owner, a force unlock)
+        starting (+1) or ending (-1). A renewal that finds the key gone while a release is
+        in flight is that release's doing, not a loss."""
+        with self._lock:
+            for key, hold in self._holds.items():
+                if key[0] == name and owner in (None, key[1]):
+                    hold.releasing = max(0, hold.releasing + delta)
+
+    def take_lost(self, hold: Hold) -> bool:
+        """Remove ``hold`` as lost; True if it was still current (report it then, once)."""
+        key = (hold.name, hold.owner)
+        with self._lock:
+            if self._holds.get(key) is not hold or hold.releasing:
+                return False
+            del self._holds[key]
+            self._lost.add(key)
+            return True
+
+    def clear(self) -> None:
+        """Forget everything (after a fork, or at shutdown)."""
+        with self._lock:
+            self._holds.clear()
+            self._lost.clear()
+
+    def __iter__(self) -> Iterator[Hold]:
+        with self._lock:
+            return iter(list(self._holds.values()))
+
+
+def report_lost(name: str, owner: str, reason: str, callback: LostCallback | None,
+                *, quiet: bool = False) -> None:
+    """Tell the holder of lock ``name`` it is lost: one ERROR line naming the lock
+    (unless ``quiet``: a member of a group, which reports for itself), then the callback,
+    whose exceptions are logged, never propagated into the watchdog."""
+    if not quiet:
+        log.error("lock %r lost by %s: %s", name, owner, reason)
+    if callback is None:
+        return
+    try:
+        callback(LockLost(name, owner, reason))
+    except Exception:
+        log.exception("on_lock_lost callback for lock %r raised", name)

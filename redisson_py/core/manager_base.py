@@ -1,0 +1,125 @@
+"""What the sync and asyncio connection managers share, with no I/O: the current view,
+routing a call to its master, the reply timeout it needs, and batching calls per node.
+
+The shells add sockets (send, receive), the refresh loop and the pub/sub service. See
+:mod:`redisson_py.sync.manager` for why lock commands run on pinned connections rather
+than through redis-py's cluster and sentinel clients.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from redisson_py.config.addresses import Address
+from redisson_py.config.model import Config
+from redisson_py.config.sections import BaseConfig
+from redisson_py.core.effects import Call, Direct
+from redisson_py.core.modes import Mode, mode_for
+from redisson_py.core.topology import TopologyView
+from redisson_py.core.wire import Planned, TopologyChanged
+
+log = logging.getLogger("redisson_py.connection")
+
+REFRESH_THROTTLE = 0.05
+"""Shortest gap between two refreshes asked for by errors, so a burst makes one."""
+
+ConnectionKey = tuple[Address, float | None, bool]
+"""(node, reply timeout or None for the default, sentinel?)."""
+
+
+class ManagerBase:
+    """Routing state of one client's connection manager."""
+
+    def __init__(self, config: Config, mode: Mode | None = None):
+        self.config = config
+        self.mode = mode or mode_for(config)
+        self.command_timeout = self.mode.section.timeout
+        self.view: TopologyView = TopologyView.single_master(self.mode.seeds()[0])
+
+    @property
+    def publish_command(self) -> str:
+        """What the lock scripts publish with: SPUBLISH with sharded pub/sub."""
+        return "spublish" if self.mode.sharded_pubsub else "publish"
+
+    @property
+    def routes_by_slot(self) -> bool:
+        return self.mode.routes_by_slot
+
+    def describe(self, name: str) -> str:
+        """The master currently serving ``name``, for messages."""
+        master = self.view.master_for(name)
+        return str(master) if master is not None else "no master"
+
+    def suspect(self, address: Address | None) -> None:
+        """Something failed on ``address`` (None: a slot moved); the shells refresh soon."""
+
+    def master_address(self, route: str) -> Address:
+        master = self.view.master_for(route)
+        if master is None:
+            self.suspect(None)
+            raise TopologyChanged(f"no master serves the slot of {route!r} right now")
+        return master
+
+    def plan(self, effect: Call | Direct) -> Planned:
+        """Where ``effect`` goes and what it sends (a WAIT for the view's healthy replicas
+        of that master when the call asks for replica sync)."""
+        if isinstance(effect, Direct):
+            return Planned(effect, effect.address)
+        address = self.master_address(effect.route)
+        required = 0
+        if effect.sync_replicas is not None:
+            required = self.view.replicas_to_wait_for(address)
+        return Planned(effect, address, required=required)
+
+    def pool_key(self, planned: Planned) -> ConnectionKey:
+        effect = planned.effect
+        timeout = effect.timeout
+        if planned.required and isinstance(effect, Call) and effect.sync_replicas:
+            # The WAIT's own wait comes on top of the reply timeout.
+            timeout = (timeout or self.command_timeout) + effect.sync_replicas
+        sentinel = isinstance(effect, Direct) and effect.sentinel
+        return planned.address, timeout, sentinel
+
+    def group(
+        self, effects: Sequence[Call | Direct]
+    ) -> tuple[list[Any], dict[ConnectionKey, list[tuple[int, Planned]]]]:
+        """Plan ``effects`` and group them per connection pool (one round trip each).
+
+        Returns the outcomes list, pre-filled with the error of each effect that could
+        not be planned, and the groups of (index, planned) per pool.
+        """
+        outcomes: list[Any] = [None] * len(effects)
+        groups: dict[ConnectionKey, list[tuple[int, Planned]]] = {}
+        for index, effect in enumerate(effects):
+            try:
+                planned = self.plan(effect)
+            except Exception as error:
+                outcomes[index] = error
+                continue
+            groups.setdefault(self.pool_key(planned), []).append((index, planned))
+        return outcomes, groups
+
+    def apply_view(self, new: TopologyView | None) -> bool:
+        """Swap in ``new`` (None: nothing answered, keep the old); True if it changed."""
+        if new is None or new == self.view:
+            return False
+        old, self.view = self.view, new
+        if old.masters != new.masters:
+            log.info(
+                "masters now %s (were %s)",
+                ", ".join(map(str, new.masters)) or "none",
+                ", ".join(map(str, old.masters)) or "none",
+            )
+        return True
+
+
+def pool_size(section: BaseConfig) -> int:
+    """Connections per node pool: ``connectionPoolSize`` (single server) or
+    ``masterConnectionPoolSize`` (the other modes)."""
+    for name in ("connection_pool_size", "master_connection_pool_size"):
+        size = getattr(section, name, None)
+        if isinstance(size, int):
+            return size
+    return 64

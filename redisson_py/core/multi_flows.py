@@ -1,0 +1,335 @@
+"""MultiLock (all members) and RedLock (a majority of members), written once.
+
+A round sends every member's acquire at the same time (one :class:`Gather`; members on
+the same node share a round trip) with a per-member reply timeout, so a slow or paused
+master costs one short timeout, never the whole wait. A failed round releases what it
+got, including members whose reply was lost (those are undone only if the acquire was
+in fact applied), and retries after a jittered pause until the wait time is spent.
+
+The member locks keep their own semantics: each is a reentrant hold of the current
+owner in its own client, renewed by that client's watchdog when there is no lease. A
+:class:`GroupState` aggregates their losses: a MultiLock is lost when any member is, a
+RedLock when fewer than a quorum remain.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from redisson_py.core import quorum, scripts
+from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand, Sleep
+from redisson_py.core.holds import Hold, LostCallback, report_lost
+from redisson_py.core.lock_flows import (
+    AcquireReply,
+    LockRef,
+    _release_command,
+    decode_acquire,
+    decode_release,
+    to_millis,
+)
+from redisson_py.errors import LockNotOwnedError, LockUnavailableError
+
+Flow = Generator[Effect, Any, Any]
+
+
+@dataclass(slots=True)
+class _OwnerGroupHold:
+    count: int
+    members: set[int]
+    lost_members: set[int] = field(default_factory=set)
+    lost: bool = False
+
+
+class GroupState:
+    """One MultiLock or RedLock: its members' names and the holds of its owners.
+
+    ``need`` is how many members must be held (all for a MultiLock, a quorum for a
+    RedLock). Thread-safe; member losses arrive from watchdogs.
+    """
+
+    def __init__(self, kind: str, names: Sequence[str], need: int):
+        self.kind = kind
+        self.names = tuple(names)
+        self.need = need
+        self.on_lock_lost: LostCallback | None = None
+        self.fallback_callback: Callable[[], LostCallback | None] = lambda: None
+        self._lock = threading.Lock()
+        self._holds: dict[str, _OwnerGroupHold] = {}
+
+    @property
+    def all_of(self) -> bool:
+        """True for a MultiLock (every member needed), False for a RedLock (a quorum)."""
+        return self.need == len(self.names) and self.kind == "MultiLock"
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}({', '.join(repr(n) for n in self.names)})"
+
+    def held_count(self, owner: str) -> int:
+        with self._lock:
+            hold = self._holds.get(owner)
+            return 0 if hold is None or hold.lost else hold.count
+
+    def acquired(self, owner: str, members: set[int]) -> None:
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None or hold.lost:
+                self._holds[owner] = _OwnerGroupHold(count=1, members=set(members))
+            else:
+                hold.count += 1
+                hold.members |= members
+
+    def released(self, owner: str) -> bool:
+        """Record one release; return True if the group had been reported lost."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None:
+                return False
+            hold.count -= 1
+            if hold.count <= 0 or hold.lost:
+                del self._holds[owner]
+            return hold.lost
+
+    def member_lost(self, owner: str, index: int, hold: Hold, reason: str) -> None:
+        """A watchdog found member ``index`` of ``owner``'s hold lost: report the group
+        lost once it can no longer be held (any member for all-of, below ``need``)."""
+        with self._lock:
+            group = self._holds.get(owner)
+            if group is None or group.lost:
+                return
+            group.lost_members.add(index)
+            alive = len(group.members - group.lost_members)
+            if alive >= self.need:
+                return
+            group.lost = True
+        reason = (
+            f"{self.label}: member {hold.name!r} lost ({reason}); "
+            f"{alive} of {len(self.names)} members held, {self.need} needed"
+        )
+        report_lost(self.label, owner, reason, self.on_lock_lost or self.fallback_callback())
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    reply: AcquireReply | None
+    error: BaseException | None
+    prior: int
+
+    @property
+    def acquired(self) -> bool:
+        return self.reply is not None and self.reply.acquired
+
+
+def _acquire_round(
+    refs: Sequence[LockRef], lease: float | None, timeout: float
+) -> Generator[Effect, Any, list[_Outcome]]:
+    now = time.monotonic()
+    priors = [ref.state.holds.count(ref.name, ref.owner, now) for ref in refs]
+    calls = []
+    for ref in refs:
+        settings = ref.state.settings
+        lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
+        sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
+        command = ScriptCommand(scripts.ACQUIRE, (ref.name,), (lease_ms, ref.owner, "0"))
+        calls.append(Call(ref.target, ref.name, (command,), sync_replicas=sync, timeout=timeout))
+    results: list[CallResult | BaseException] = yield Gather(tuple(calls))
+    outcomes = []
+    for prior, result in zip(priors, results, strict=True):
+        if isinstance(result, BaseException):
+            outcomes.append(_Outcome(None, result, prior))
+            continue
+        try:
+            reply = decode_acquire(result.replies[0])
+        except Exception as error:  # an error reply, or a key that is not a lock
+            outcomes.append(_Outcome(None, error, prior))
+            continue
+        if reply.acquired and result.synced < result.required:
+            unsynced = RuntimeError(
+                f"only {result.synced} of {result.required} replicas acknowledged"
+            )
+            outcomes.append(_Outcome(reply, unsynced, prior))
+            continue
+        outcomes.append(_Outcome(reply, None, prior))
+    return outcomes
+
+
+def _undo_round(
+    refs: Sequence[LockRef],
+    outcomes: Sequence[_Outcome],
+    timeout: float,
+    *,
+    leader_last: bool = False,
+) -> Generator[Effect, Any, None]:
+    """Undo this round's acquires: those granted, and those whose reply was lost (only
+    if they were applied: the release is guarded by the expected hold count). With
+    ``leader_last`` the leader is released after the others, so the next leader holder
+    does not find members still held by this round."""
+    calls: dict[int, Call] = {}
+    for index, (ref, outcome) in enumerate(zip(refs, outcomes, strict=True)):
+        if outcome.reply is not None and outcome.reply.acquired:
+            expect = outcome.reply.hold_count
+        elif outcome.error is not None and outcome.reply is None:
+            expect = outcome.prior + 1
+        else:
+            continue
+        calls[index] = Call(ref.target, ref.name, (_release_command(ref, expect),), timeout=timeout)
+    leader = leader_index(refs) if leader_last else -1
+    first = tuple(call for index, call in calls.items() if index != leader)
+    if first:
+        yield Gather(first)
+    if leader in calls:
+        yield Gather((calls[leader],))
+
+
+def _member_label(ref: LockRef) -> str:
+    address = ref.target.describe(ref.name)
+    return f"{ref.name!r}" + (f" at {address}" if address else "")
+
+
+def leader_index(refs: Sequence[LockRef]) -> int:
+    """The member every MultiLock over these locks takes first, whatever the order the
+    locks were given in: the least by (name, node address)."""
+    def order(i: int) -> tuple[str, str]:
+        return (refs[i].name, refs[i].target.describe(refs[i].name))
+
+    return min(range(len(refs)), key=order)
+
+
+def _all_of_round(
+    refs: Sequence[LockRef], lease: float | None, timeout: float
+) -> Generator[Effect, Any, list[_Outcome]]:
+    """MultiLock's round: the leader member first, then the others together.
+
+    Contenders that all sent everything at once could each win some members and all
+    fail, for ever in the worst case; taking the leader first means only its holder
+    contends for the rest, so among owners that try at the same moment exactly one
+    wins. It costs a second round trip, only when there is more than one member.
+    """
+    leader = leader_index(refs)
+    first = yield from _acquire_round([refs[leader]], lease, timeout)
+    outcomes: list[_Outcome | None] = [None] * len(refs)
+    outcomes[leader] = first[0]
+    others = [i for i in range(len(refs)) if i != leader]
+    if others and first[0].error is None and first[0].acquired:
+        rest = yield from _acquire_round([refs[i] for i in others], lease, timeout)
+        for index, outcome in zip(others, rest, strict=True):
+            outcomes[index] = outcome
+    not_tried = _Outcome(None, None, 0)
+    return [not_tried if o is None else o for o in outcomes]
+
+
+def try_lock(
+    group: GroupState,
+    refs: Sequence[LockRef],
+    owner: str,
+    wait: float | None,
+    lease: float | None,
+    *,
+    member_timeout: float | None = None,
+) -> Flow:
+    """Acquire at least ``group.need`` members within ``wait`` seconds (None: for ever).
+
+    Returns True when held, False when other owners held members until the deadline.
+    Raises :class:`LockUnavailableError` (naming each member's error) when the last
+    round failed because members failed rather than because others held them. A
+    RedLock round also fails when the lease left after the round, minus clock drift,
+    is not positive (:func:`redisson_py.core.quorum.validity`).
+    """
+    settings = refs[0].state.settings
+    effective_lease = settings.watchdog_timeout if lease is None else lease
+    timeout = member_timeout or quorum.member_timeout(effective_lease, settings.command_timeout)
+    deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+    all_of = group.all_of
+    while True:
+        started = time.monotonic()
+        if all_of:
+            outcomes = yield from _all_of_round(refs, lease, timeout)
+        else:
+            outcomes = yield from _acquire_round(refs, lease, timeout)
+        elapsed = time.monotonic() - started
+        won = {i for i, o in enumerate(outcomes) if o.error is None and o.acquired}
+        valid = all_of or quorum.validity(effective_lease, elapsed) > 0
+        if len(won) >= group.need and valid:
+            _record_members(refs, outcomes, won, lease)
+            group.acquired(owner, won)
+            return True
+        yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
+            contended = any(o.reply is not None and not o.reply.acquired for o in outcomes)
+            if errors and not contended:
+                raise LockUnavailableError(
+                    f"{group.label}: {len(errors)} of {len(refs)} members failed, "
+                    f"{group.need} needed: "
+                    + "; ".join(f"{member}: {error}" for member, error in errors.items()),
+                    errors,
+                )
+            return False
+        yield Sleep(quorum.retry_pause(left))
+
+
+def _record_members(
+    refs: Sequence[LockRef], outcomes: Sequence[_Outcome], won: set[int], lease: float | None
+) -> None:
+    now = time.monotonic()
+    for index in won:
+        ref, reply = refs[index], outcomes[index].reply
+        assert reply is not None
+        ref.state.holds.acquired(
+            ref.name,
+            ref.owner,
+            reply.hold_count,
+            target=ref.target,
+            lease=lease,
+            watchdog_timeout=ref.state.settings.watchdog_timeout,
+            now=now,
+            on_lost=ref.report,
+        )
+
+
+def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
+    """Release one hold on every member (also those the acquire seemed to miss).
+
+    Raises :class:`LockNotOwnedError` when the owner held no hold on the group, when
+    the group was reported lost, or when fewer than ``group.need`` members were still
+    held at release (all for a MultiLock).
+    """
+    settings = refs[0].state.settings
+    calls = tuple(
+        Call(ref.target, ref.name, (_release_command(ref),), timeout=settings.command_timeout)
+        for ref in refs
+    )
+    for ref in refs:
+        ref.state.holds.releasing(ref.name, ref.owner, +1)
+    try:
+        results: list[CallResult | BaseException] = yield Gather(calls)
+    finally:
+        for ref in refs:
+            ref.state.holds.releasing(ref.name, ref.owner, -1)
+    released = 0
+    failures: list[str] = []
+    for ref, result in zip(refs, results, strict=True):
+        if isinstance(result, BaseException):
+            failures.append(f"{_member_label(ref)}: {result}")
+            continue
+        left = decode_release(result.replies[0])
+        if left is None:
+            ref.state.holds.forget(ref.name, ref.owner)
+            continue
+        released += 1
+        ref.state.holds.released(ref.name, ref.owner, left)
+    was_lost = group.released(owner)
+    if was_lost or released < group.need:
+        detail = f"; release failed on {'; '.join(failures)}" if failures else ""
+        raise LockNotOwnedError(
+            f"cannot unlock {group.label}: "
+            + ("it was reported lost before" if was_lost else
+               f"only {released} of {len(refs)} members were held by {owner}, "
+               f"{group.need} needed")
+            + detail
+        )

@@ -1,0 +1,83 @@
+"""Connection pools per node, keyed by what a call needs: the registry both shells share.
+
+A pool is keyed by node address, reply timeout, and kind (data node or sentinel, command
+or pub/sub connections). The timeout is part of the key because redis-py 5.0 cannot
+bound a single read otherwise: a RedLock member that must answer within 50 ms takes its
+connection from a pool whose sockets time out after 50 ms. Retries are off in every pool:
+a lock script must never be resent blindly (the lock flows decide how to retry, with
+arguments that make a retry safe). The shells say how a pool is made (sync or asyncio).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from redisson_py.config.addresses import Address
+
+KwargsFor = Callable[[Address, bool], dict[str, Any]]
+"""(address, sentinel?) -> keyword arguments for redis-py's Connection."""
+
+P = TypeVar("P")
+PoolKey = tuple[Address, float | None, bool, bool]
+
+
+class PoolRegistry(Generic[P]):
+    """Pools of type ``P`` per (address, reply timeout, sentinel?, pub/sub?)."""
+
+    def __init__(
+        self,
+        kwargs_for: KwargsFor,
+        make_pool: Callable[[dict[str, Any], bool], P],
+        *,
+        retry: Callable[[], Any],
+        connection_class: Callable[[bool], type],
+    ):
+        self._kwargs_for = kwargs_for
+        self._make_pool = make_pool
+        self._retry = retry
+        self._connection_class = connection_class
+        self._pools: dict[PoolKey, P] = {}
+        self._lock = threading.Lock()
+
+    def kwargs(
+        self, address: Address, timeout: float | None, sentinel: bool, pubsub: bool
+    ) -> dict[str, Any]:
+        kwargs = dict(self._kwargs_for(address, sentinel))
+        kwargs["retry"] = self._retry()
+        kwargs["retry_on_timeout"] = False
+        kwargs["connection_class"] = self._connection_class(address.tls)
+        if timeout is not None:
+            kwargs["socket_timeout"] = timeout
+        if pubsub:
+            # A pub/sub connection is held for as long as it listens; no health PING
+            # from its reader while another thread or task subscribes on it.
+            kwargs["health_check_interval"] = 0
+        return kwargs
+
+    def get(
+        self,
+        address: Address,
+        timeout: float | None = None,
+        *,
+        sentinel: bool = False,
+        pubsub: bool = False,
+    ) -> P:
+        """The pool for ``address``; with ``timeout``, its sockets time out after it."""
+        key = (address, timeout, sentinel, pubsub)
+        pool = self._pools.get(key)
+        if pool is not None:
+            return pool
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = self._make_pool(self.kwargs(address, timeout, sentinel, pubsub), pubsub)
+                self._pools[key] = pool
+            return pool
+
+    def take_all(self) -> list[P]:
+        """Forget every pool and return them (to be closed by the shell)."""
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        return pools

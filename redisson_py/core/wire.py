@@ -1,0 +1,160 @@
+"""How a :class:`Call` or :class:`Direct` goes on the wire, and what its replies mean.
+
+Both shells send a planned batch on one connection to one node and read one reply per
+command; this module decides the commands (EVALSHA or EVAL, an ``ASKING`` prefix, a
+trailing ``WAIT``) and turns the replies into an outcome: done, re-send as EVAL
+(NOSCRIPT), follow a redirect (MOVED, ASK), or fail. Topology replies that mean "this
+node cannot serve the write now" (READONLY from a demoted master, TRYAGAIN, CLUSTERDOWN,
+MASTERDOWN) become :class:`TopologyChanged`, a redis-py ``ConnectionError``, so the lock
+flows retry them after the manager refreshed its view; the command was not executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MasterDownError,
+    MovedError,
+    NoScriptError,
+    ReadOnlyError,
+    ResponseError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.effects import Arg, Call, CallResult, Direct, ScriptCommand
+
+MAX_REDIRECTS = 5
+"""Redirects followed for one call before giving up (a slot moving twice is rare)."""
+
+
+class TopologyChanged(RedisConnectionError):
+    """The node answered that it cannot serve this write now; the write was not applied."""
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """One call as sent to one node."""
+
+    effect: Call | Direct
+    address: Address
+    required: int = 0
+    use_eval: bool = False
+    asking: bool = False
+    hops: int = 0
+
+    def commands(self) -> list[tuple[Arg, ...]]:
+        wire: list[tuple[Arg, ...]] = [("ASKING",)] if self.asking else []
+        for command in self.effect.commands:
+            if isinstance(command, ScriptCommand):
+                wire.append(command.eval() if self.use_eval else command.evalsha())
+            else:
+                wire.append(command)
+        if self.required:
+            assert isinstance(self.effect, Call) and self.effect.sync_replicas is not None
+            wait_ms = max(1, round(self.effect.sync_replicas * 1000))
+            wire.append(("WAIT", self.required, wait_ms))
+        return wire
+
+    @property
+    def reply_timeout(self) -> float | None:
+        """How long to wait for the replies beyond a WAIT's own wait, None: default."""
+        return self.effect.timeout
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    value: CallResult | tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Resend:
+    """Send again: ``planned`` says where and how (EVAL, ASKING)."""
+
+    planned: Planned
+    moved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    error: BaseException
+    suspect: bool = False
+    """True when the node's answer says the view is stale: refresh the topology."""
+
+
+Outcome = Done | Resend | Fail
+
+
+_CODES: tuple[tuple[type[ResponseError], str], ...] = (
+    (MovedError, "MOVED"),  # before AskError, its base class
+    (AskError, "ASK"),
+    (NoScriptError, "NOSCRIPT"),
+    (ReadOnlyError, "READONLY"),
+    (TryAgainError, "TRYAGAIN"),
+    (ClusterDownError, "CLUSTERDOWN"),
+    (MasterDownError, "MASTERDOWN"),
+)
+_STALE_VIEW = frozenset({"READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"})
+
+
+def error_code(error: ResponseError) -> tuple[str, str]:
+    """Return (code, rest) of an error reply.
+
+    redis-py's parser maps some codes to classes and strips the code from the message
+    (which codes depends on its version: 5.0 leaves MOVED and ASK unmapped), so the
+    class is asked first and the message's first word second.
+    """
+    for cls, code in _CODES:
+        if isinstance(error, cls):
+            return code, str(error)
+    code, _, rest = str(error).partition(" ")
+    return code, rest
+
+
+def _redirect_target(rest: str) -> tuple[str, int]:
+    """``"<slot> <host>:<port>"`` of a MOVED/ASK reply, as (host, port)."""
+    endpoint = rest.rsplit(maxsplit=1)[-1]
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def interpret(planned: Planned, replies: list[Any]) -> Outcome:
+    """Decide what ``replies`` (one per wire command, error replies as exceptions) mean."""
+    if planned.asking:
+        replies = replies[1:]
+    errors = [(*error_code(r), r) for r in replies if isinstance(r, ResponseError)]
+    if errors:
+        if not planned.use_eval and any(code == "NOSCRIPT" for code, _, _ in errors):
+            # Nothing ran (a script that is not loaded does nothing); send the source.
+            return Resend(replace(planned, use_eval=True))
+        code, rest, first = errors[0]
+        if code in ("MOVED", "ASK"):
+            if planned.hops >= MAX_REDIRECTS or isinstance(planned.effect, Direct):
+                return Fail(first, suspect=True)
+            host, port = _redirect_target(rest)
+            target = planned.address.with_endpoint(host, port)
+            asking = code == "ASK"
+            return Resend(
+                replace(planned, address=target, asking=asking, hops=planned.hops + 1),
+                moved=not asking,
+            )
+        if code in _STALE_VIEW:
+            return Fail(TopologyChanged(f"{planned.address}: {code} {rest}"), suspect=True)
+        return Fail(first)
+    if isinstance(planned.effect, Direct):
+        return Done(tuple(replies))
+    count = len(planned.effect.commands)
+    synced = int(replies[count]) if planned.required else 0
+    return Done(
+        CallResult(
+            replies=tuple(replies[:count]),
+            required=planned.required,
+            synced=synced,
+            address=str(planned.address),
+        )
+    )

@@ -1,0 +1,83 @@
+"""Runs a core flow in the calling thread: performs each effect, blocking.
+
+The flows live in :mod:`redisson_py.core`; this is the whole of what the threaded client
+adds to them. A :class:`~redisson_py.core.effects.Gather` starts every call before it
+reads any reply (the managers send first and read later, one connection per node), so
+members on five masters cost one round trip, with no thread started per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from typing import Any, TypeVar
+
+from redisson_py.core.effects import (
+    Call,
+    Direct,
+    Effect,
+    Gather,
+    Sleep,
+    Subscribe,
+    Unsubscribe,
+    WaitSignal,
+)
+
+T = TypeVar("T")
+
+
+def _gather(effect: Gather) -> list[Any]:
+    by_target: dict[int, tuple[Any, list[int]]] = {}
+    for index, call in enumerate(effect.calls):
+        by_target.setdefault(id(call.target), (call.target, []))[1].append(index)
+    results: list[Any] = [None] * len(effect.calls)
+    started = []
+    for target, indexes in by_target.values():
+        # Every target sends its share first; the replies are read afterwards, so the
+        # round trips of all targets overlap.
+        started.append((indexes, target.start([effect.calls[i] for i in indexes])))
+    for indexes, batch in started:
+        for index, outcome in zip(indexes, batch.finish(), strict=True):
+            results[index] = outcome
+    return results
+
+
+def perform(effect: Effect) -> Any:
+    """Perform one effect and return its outcome (or raise its error)."""
+    match effect:
+        case Call() | Direct():
+            return effect.target.execute(effect)
+        case Gather():
+            return _gather(effect)
+        case WaitSignal():
+            return effect.subscription.wait(effect.timeout)
+        case Sleep():
+            time.sleep(max(0.0, effect.seconds))
+            return None
+        case Subscribe():
+            return effect.target.subscribe(effect.channel, effect.timeout)
+        case Unsubscribe():
+            effect.subscription.close()
+            return None
+    raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
+
+
+def run(flow: Generator[Effect, Any, T]) -> T:
+    """Drive ``flow`` to its end in this thread and return its value.
+
+    An effect's error is thrown into the flow at the point that yielded it, so the
+    flow's own ``try``/``finally`` blocks decide retries and clean-up; that includes
+    KeyboardInterrupt, after which the flow may still yield clean-up effects.
+    """
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = flow.send(value) if error is None else flow.throw(error)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        value, error = None, None
+        try:
+            value = perform(effect)
+        except BaseException as exc:  # thrown into the flow, which decides
+            error = exc

@@ -1,0 +1,123 @@
+"""The reentrant distributed lock for threads (Redisson's ``RLock``)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from types import TracebackType
+
+from redisson_py.core import lock_flows
+from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait
+from redisson_py.sync.driver import run
+
+_owners = threading.local()
+_owner_ids = itertools.count(1)
+
+
+def current_owner_id() -> int:
+    """This thread's owner id: unique within the process, never reused (unlike
+    ``threading.get_ident()``), so a new thread never inherits a dead one's holds."""
+    try:
+        return _owners.id  # type: ignore[no-any-return]
+    except AttributeError:
+        _owners.id = next(_owner_ids)
+        return _owners.id  # type: ignore[no-any-return]
+
+
+class Lock(LockHandle):
+    """A reentrant lock on a Redis key, owned by the thread that takes it.
+
+    Reentrant: the owning thread may take it again and must release it as many times.
+    ``lease_time`` (seconds) makes a hold expire on its own, never renewed; without it
+    the client's watchdog keeps the key alive (watchdog timeout, renewed every third of
+    it) until ``unlock()``. A waiter subscribes to the lock's channel and wakes on the
+    release or after the holder's remaining TTL at the latest.
+
+    Get one from :meth:`redisson_py.Redisson.get_lock`. Also a context manager and a
+    drop-in for :class:`threading.Lock`'s ``acquire``/``release``/``locked``.
+    """
+
+    def lock(self, lease_time: float | None = None) -> None:
+        """Block until this thread holds the lock.
+
+        Raises :class:`~redisson_py.NoSyncedReplicasError` never (it retries), and
+        redis-py's ``ConnectionError`` when Redis stays unreachable beyond the retries.
+        """
+        lease = check_lease(self.name, lease_time)
+        run(lock_flows.try_lock(self._ref(current_owner_id()), None, lease))
+        self._started(lease)
+
+    def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
+        """Take the lock if it can be had within ``wait_time`` seconds; True if taken.
+
+        Raises :class:`~redisson_py.NoSyncedReplicasError` when the master granted it but
+        its replicas did not acknowledge in time until the deadline (the grant is undone).
+        """
+        wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
+        acquired: bool = run(lock_flows.try_lock(self._ref(current_owner_id()), wait, lease))
+        if acquired:
+            self._started(lease)
+        return acquired
+
+    def _started(self, lease: float | None) -> None:
+        if lease is None:
+            self._client._watchdog.ensure_running()
+
+    def unlock(self) -> None:
+        """Release one hold. Raises :class:`~redisson_py.LockNotOwnedError` (a
+        ``RuntimeError``) if this thread holds none, or its hold was reported lost."""
+        run(lock_flows.unlock(self._ref(current_owner_id())))
+
+    def force_unlock(self) -> bool:
+        """Delete the lock whoever holds it; True if it was locked."""
+        result: bool = run(lock_flows.force_unlock(self._ref(current_owner_id())))
+        return result
+
+    def is_locked(self) -> bool:
+        """True when any owner holds the lock."""
+        result: bool = run(lock_flows.is_locked(self._ref(current_owner_id())))
+        return result
+
+    def is_held_by_current_thread(self) -> bool:
+        result: bool = run(lock_flows.is_held(self._ref(current_owner_id())))
+        return result
+
+    def hold_count(self) -> int:
+        """How many holds this thread has (0 when none)."""
+        result: int = run(lock_flows.hold_count(self._ref(current_owner_id())))
+        return result
+
+    def remain_time_to_live(self) -> float | None:
+        """Seconds until the lock's key expires; None when it is not locked."""
+        result: float | None = run(lock_flows.remain_time_to_live(self._ref(current_owner_id())))
+        return result
+
+    # threading.Lock's protocol
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """As :meth:`threading.Lock.acquire`, with the watchdog keeping the lock."""
+        wait = acquire_wait(self.name, blocking, timeout)
+        if wait is None:
+            self.lock()
+            return True
+        return self.try_lock(wait)
+
+    def release(self) -> None:
+        """As :meth:`threading.Lock.release`: same as :meth:`unlock`."""
+        self.unlock()
+
+    def locked(self) -> bool:
+        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked`."""
+        return self.is_locked()
+
+    def __enter__(self) -> Lock:
+        self.lock()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.unlock()

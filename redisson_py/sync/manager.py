@@ -1,0 +1,304 @@
+"""The threaded connection manager: routes each lock to its master and keeps knowing it.
+
+One manager per client. It keeps the current :class:`~redisson_py.core.topology.TopologyView`
+(refreshed by a scanner thread every scan interval, at once after a connection error,
+a MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
+connections (so a ``WAIT`` follows its write on the same connection, and calls to many
+masters are sent before any reply is read), and owns the pub/sub service.
+
+Why not redis-py's ``RedisCluster``/``Sentinel`` clients for the lock commands: they pick
+a connection per command and retry on their own, so neither "WAIT on the connection that
+wrote" nor "send to five masters, then read" can be expressed, and a blind resend of an
+acquire would count twice. Pools, sockets, TLS, RESP parsing, error classes and the
+CRC16 slot function are redis-py's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from redisson_py.config.addresses import Address
+from redisson_py.config.model import Config
+from redisson_py.core.effects import Call, CallResult, Direct
+from redisson_py.core.manager_base import (
+    REFRESH_THROTTLE,
+    ConnectionKey,
+    ManagerBase,
+    pool_size,
+)
+from redisson_py.core.modes import SentinelMode
+from redisson_py.core.options import connection_kwargs_for
+from redisson_py.core.topology import parse_switch_master
+from redisson_py.core.wire import Done, Planned, Resend, interpret
+from redisson_py.sync.driver import run
+from redisson_py.sync.pools import NodePools, checkout
+from redisson_py.sync.pubsub import PubSubService, Subscription
+
+log = logging.getLogger("redisson_py.connection")
+
+_IO_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+class ConnectionManager(ManagerBase):
+    """Routes lock names to masters for one threaded client; see the module docstring."""
+
+    def __init__(self, config: Config):
+        super().__init__(config)
+        section = self.mode.section
+        self.pools = NodePools(
+            connection_kwargs_for(config, section),
+            max_connections=pool_size(section),
+            wait_timeout=section.timeout,
+        )
+        self.pubsub = PubSubService(self)
+        self._closed = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._pid = os.getpid()
+        self._last_refresh = 0.0
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    @classmethod
+    def create(cls, config: Config) -> ConnectionManager:
+        """Connect, read the topology and start watching it; raises ConnectError or
+        AuthError (listing every address tried) when the servers cannot be used."""
+        manager = cls(config)
+        try:
+            manager.view = run(manager.mode.startup(manager))
+        except BaseException:
+            manager.pools.close()
+            raise
+        manager._start_threads()
+        return manager
+
+    def _start_threads(self) -> None:
+        self._pid = os.getpid()
+        self._threads = [
+            threading.Thread(target=self._scan_loop, name="redisson-py-scan", daemon=True)
+        ]
+        if isinstance(self.mode, SentinelMode):
+            self._threads.append(
+                threading.Thread(
+                    target=self._watch_sentinels, name="redisson-py-sentinel", daemon=True
+                )
+            )
+        for thread in self._threads:
+            thread.start()
+
+    def _check_fork(self) -> None:
+        # A forked child has none of the parent's threads; redis-py resets the pools.
+        if self._pid != os.getpid():
+            self.pubsub.after_fork()
+            self._start_threads()
+
+    def close(self) -> None:
+        """Stop the threads and close every connection; idempotent."""
+        self._closed.set()
+        self._wake.set()
+        self.pubsub.close()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=5)
+        self.pools.close()
+
+    # --- clients for the user's own commands -------------------------------------------
+
+    def master_client(self, name: str) -> redis.Redis:
+        """A redis-py client on the master that owns ``name`` now."""
+        return self.pools.client(self.master_address(name))
+
+    def read_client(self, name: str) -> redis.Redis:
+        """A redis-py client on the node ``readMode`` picks for reading ``name``."""
+        address = self.mode.read_address(self.view, name) or self.master_address(name)
+        return self.pools.client(address)
+
+    # --- executing calls -------------------------------------------------------------
+
+    def _pool(self, key: ConnectionKey) -> redis.ConnectionPool:
+        address, timeout, sentinel = key
+        return self.pools.get(address, timeout, sentinel=sentinel)
+
+    def _send(self, address: Address, pool: redis.ConnectionPool, commands: list[Any]) -> Any:
+        """Send ``commands`` on one connection of ``pool``; return the connection."""
+        try:
+            connection = checkout(pool)
+        except _IO_ERRORS:
+            self.suspect(address)
+            raise
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+        except BaseException as error:
+            connection.disconnect()
+            pool.release(connection)
+            if isinstance(error, _IO_ERRORS):
+                self.suspect(address)
+            raise
+        return connection
+
+    def _receive(
+        self, address: Address, pool: redis.ConnectionPool, connection: Any, count: int
+    ) -> list[Any]:
+        """Read ``count`` replies (error replies as exceptions) and give the connection
+        back; a connection that failed mid-way is closed, never reused."""
+        replies: list[Any] = []
+        try:
+            for _ in range(count):
+                try:
+                    replies.append(connection.read_response())
+                except ResponseError as error:
+                    replies.append(error)
+        except BaseException as error:
+            connection.disconnect()
+            if isinstance(error, _IO_ERRORS):
+                self.suspect(address)
+            raise
+        finally:
+            pool.release(connection)
+        return replies
+
+    def _roundtrip(self, planned: Planned) -> list[Any]:
+        pool = self._pool(self.pool_key(planned))
+        commands = planned.commands()
+        connection = self._send(planned.address, pool, commands)
+        return self._receive(planned.address, pool, connection, len(commands))
+
+    def _settle(self, planned: Planned, replies: list[Any]) -> Any:
+        """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
+        while True:
+            outcome = interpret(planned, replies)
+            if isinstance(outcome, Done):
+                return outcome.value
+            if isinstance(outcome, Resend):
+                if outcome.moved:
+                    self.suspect(None)
+                planned = outcome.planned
+                replies = self._roundtrip(planned)
+                continue
+            if outcome.suspect:
+                self.suspect(planned.address)
+            raise outcome.error
+
+    def execute(self, effect: Call | Direct) -> CallResult | tuple[Any, ...]:
+        """Run one call (or direct command list) and return its outcome."""
+        if self._pid != os.getpid():
+            self._check_fork()
+        planned = self.plan(effect)
+        return self._settle(planned, self._roundtrip(planned))  # type: ignore[no-any-return]
+
+    def start(self, effects: Sequence[Call | Direct]) -> _Batch:
+        """Send ``effects`` now (one connection per node), read them in ``finish()``."""
+        return _Batch(self, effects)
+
+    def subscribe(self, channel: str, timeout: float) -> Subscription:
+        if self._pid != os.getpid():
+            self._check_fork()
+        return self.pubsub.subscribe(channel, timeout)
+
+    # --- topology refresh ------------------------------------------------------------
+
+    def suspect(self, address: Address | None) -> None:
+        log.debug("refresh asked after a failure on %s", address or "a moved slot")
+        self._wake.set()
+
+    def refresh(self) -> bool:
+        """Read the topology now; True when the view changed."""
+        new = run(self.mode.refresh(self, self.view))
+        self._last_refresh = time.monotonic()
+        return self.apply_view(new)
+
+    def _scan_loop(self) -> None:
+        interval = self.mode.scan_interval or 1.0
+        while not self._closed.is_set():
+            self._wake.wait(interval)
+            self._wake.clear()
+            if self._closed.is_set():
+                return
+            pause = REFRESH_THROTTLE - (time.monotonic() - self._last_refresh)
+            if pause > 0:
+                time.sleep(pause)
+            try:
+                self.refresh()
+            except Exception as error:  # keep the last view; try again next time
+                log.debug("topology refresh failed: %s", error)
+            try:
+                self.pubsub.reconcile()
+            except Exception as error:
+                log.debug("resubscription failed: %s", error)
+
+    def _watch_sentinels(self) -> None:
+        """Listen for ``+switch-master`` on one sentinel after another; each one seen
+        triggers a refresh at once (polling alone would take a scan interval)."""
+        assert isinstance(self.mode, SentinelMode)
+        index = 0
+        while not self._closed.is_set():
+            sentinels = self.mode.sentinels
+            address = sentinels[index % len(sentinels)]
+            index += 1
+            pubsub: Any = PubSub(self.pools.get(address, sentinel=True, pubsub=True))
+            try:
+                pubsub.subscribe("+switch-master")
+                while not self._closed.is_set():
+                    message = pubsub.get_message(timeout=0.5)
+                    if message and message.get("type") in ("message", b"message"):
+                        parsed = parse_switch_master(message["data"])
+                        if parsed and parsed[0] == self.mode.master_name:
+                            log.info("sentinel %s: +switch-master %s", address, message["data"])
+                            self._wake.set()
+            except Exception as error:
+                log.debug("sentinel %s watch ended: %s", address, error)
+                self._closed.wait(0.5)
+            finally:
+                pubsub.close()
+
+
+class _Batch:
+    """Calls sent to their nodes at once, one connection and one round trip per node;
+    ``finish()`` reads and settles them, one outcome (or exception) per call."""
+
+    def __init__(self, manager: ConnectionManager, effects: Sequence[Call | Direct]):
+        self.manager = manager
+        self.outcomes, groups = manager.group(effects)
+        self.sent: list[tuple[Address, redis.ConnectionPool, Any, list[tuple[int, Planned]]]] = []
+        for key, members in groups.items():
+            pool = manager._pool(key)
+            commands = [c for _, planned in members for c in planned.commands()]
+            try:
+                connection = manager._send(key[0], pool, commands)
+            except Exception as error:
+                for index, _ in members:
+                    self.outcomes[index] = error
+                continue
+            self.sent.append((key[0], pool, connection, members))
+
+    def finish(self) -> list[Any]:
+        for address, pool, connection, members in self.sent:
+            counts = [len(planned.commands()) for _, planned in members]
+            try:
+                replies = self.manager._receive(address, pool, connection, sum(counts))
+            except Exception as error:
+                for index, _ in members:
+                    self.outcomes[index] = error
+                continue
+            offset = 0
+            for (index, planned), count in zip(members, counts, strict=True):
+                try:
+                    self.outcomes[index] = self.manager._settle(
+                        planned, replies[offset : offset + count]
+                    )
+                except Exception as error:
+                    self.outcomes[index] = error
+                offset += count
+        return self.outcomes
+

@@ -1,0 +1,86 @@
+"""MultiLock (all of its locks) and RedLock (a majority) for threads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any
+
+from redisson_py.core import multi_flows
+from redisson_py.core.handles import GroupHandle, RedLockHandle
+from redisson_py.sync.driver import run
+from redisson_py.sync.lock import Lock, current_owner_id
+
+
+class MultiLock(GroupHandle):
+    """All-or-nothing over locks from any clients and nodes.
+
+    One round sends the acquires to every node at once (no thread per call); a round
+    that misses any member releases what it got and is retried until ``wait_time`` is
+    spent. Reentrant like its members; the owner is the current thread. Without a lease
+    each member's client's watchdog renews it, and losing any member reports the
+    MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
+    """
+
+    def lock(self, lease_time: float | None = None) -> None:
+        """Block until every member is held."""
+        self.try_lock(None, lease_time)
+
+    def try_lock(self, wait_time: float | None = 0.0, lease_time: float | None = None) -> bool:
+        """Take every member within ``wait_time`` seconds (None: for ever); True if held.
+
+        Raises :class:`~redisson_py.LockUnavailableError` when members failed (down,
+        paused past the member timeout, refusing) rather than being held by others.
+        """
+        wait, lease = self._check(wait_time, lease_time)
+        owner = current_owner_id()
+        acquired: bool = run(
+            multi_flows.try_lock(
+                self._group, self._refs(owner), str(owner), wait, lease,
+                member_timeout=self.member_timeout,
+            )
+        )
+        if acquired and lease is None:
+            for lock in self.locks:
+                lock._client._watchdog.ensure_running()
+        return acquired
+
+    def unlock(self) -> None:
+        """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
+        when this thread did not hold the group or it was lost."""
+        owner = current_owner_id()
+        run(multi_flows.unlock(self._group, self._refs(owner), str(owner)))
+
+    def is_held_by_current_thread(self) -> bool:
+        """True while this thread holds the group (as far as this process knows)."""
+        return self._group.held_count(str(current_owner_id())) > 0
+
+    def __enter__(self) -> MultiLock:
+        self.lock()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.unlock()
+
+
+class RedLock(RedLockHandle, MultiLock):
+    """A majority (n // 2 + 1) of locks on independent masters, with Redlock's validity
+    check: a round counts only if the lease left after it, minus clock drift
+    (lease x 1% + 2 ms), is positive. Release goes to every member."""
+
+    @classmethod
+    def for_name(cls, name: str, clients: Iterable[Any], **kwargs: Any) -> RedLock:
+        """A RedLock on lock ``name`` of each client (one client per independent master)."""
+        return cls(*(client.get_lock(name) for client in clients), **kwargs)
+
+    def __enter__(self) -> RedLock:
+        self.lock()
+        return self
+
+
+__all__ = ["Lock", "MultiLock", "RedLock"]

@@ -1,0 +1,56 @@
+"""redis-py connection pools per node for the threaded client (see
+:mod:`redisson_py.core.pool_registry` for how pools are keyed and why)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.connection import Connection, SSLConnection
+from redis.retry import Retry
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
+
+# redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.
+_NEEDS_NAME = (
+    inspect.signature(redis.ConnectionPool.get_connection).parameters["command_name"].default
+    is inspect.Parameter.empty
+)
+
+
+def checkout(pool: redis.ConnectionPool) -> Any:
+    """Take a connected connection from ``pool``, whatever the redis-py version."""
+    get: Any = pool.get_connection
+    return get("_") if _NEEDS_NAME else get()
+
+
+class NodePools(PoolRegistry[redis.ConnectionPool]):
+    """Blocking pools (``max_connections`` each) for commands, plain ones for pub/sub."""
+
+    def __init__(self, kwargs_for: KwargsFor, *, max_connections: int, wait_timeout: float):
+        def make_pool(kwargs: dict[str, Any], pubsub: bool) -> redis.ConnectionPool:
+            if pubsub:
+                return redis.ConnectionPool(**kwargs)
+            blocking: Any = redis.BlockingConnectionPool  # untyped in redis-py
+            pool: redis.ConnectionPool = blocking(
+                max_connections=max_connections, timeout=wait_timeout, **kwargs
+            )
+            return pool
+
+        super().__init__(
+            kwargs_for,
+            make_pool,
+            retry=lambda: Retry(NoBackoff(), 0),
+            connection_class=lambda tls: SSLConnection if tls else Connection,
+        )
+
+    def client(self, address: Address) -> redis.Redis:
+        """A redis-py client on ``address``'s default pool (for the user's own commands)."""
+        return redis.Redis(connection_pool=self.get(address))
+
+    def close(self) -> None:
+        for pool in self.take_all():
+            pool.disconnect()

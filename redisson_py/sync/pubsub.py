@@ -1,0 +1,243 @@
+"""Pub/sub for the threaded client: one connection and one reader thread per node.
+
+Waiters of one client share one subscription per channel
+(:class:`~redisson_py.core.subscriptions.SubscriptionTable` keeps the count and the
+wake-up permits). Each node's connection has a reader thread that turns messages into
+permits. When that connection fails, or the manager's view moves a channel to another
+node (failover, slot migration), the channel is subscribed again where it now belongs
+and every waiter is woken to retry at once, without restarting the client.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from redis.client import PubSub
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.subscriptions import ChannelSub, SubscriptionTable
+
+if TYPE_CHECKING:
+    from redisson_py.sync.manager import ConnectionManager
+
+log = logging.getLogger("redisson_py.pubsub")
+
+READ_TICK = 0.5
+"""How often a reader thread looks up from an idle connection to see if it must stop."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class _Listener:
+    """One pub/sub connection to one node and the thread that reads it."""
+
+    def __init__(self, service: PubSubService, address: Address, sharded: bool):
+        self.service = service
+        self.address = address
+        self.sharded = sharded
+        pool = service.manager.pools.get(address, pubsub=True)
+        self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
+        self.confirmations: dict[str, threading.Event] = {}
+        self.thread: threading.Thread | None = None
+        self.stopped = False
+
+    def subscribe(self, channel: str) -> threading.Event:
+        """Send the subscribe; the returned event is set when the node confirms it."""
+        confirmed = self.confirmations.setdefault(channel, threading.Event())
+        if self.sharded:
+            self.pubsub.ssubscribe(channel)
+        else:
+            self.pubsub.subscribe(channel)
+        if self.thread is None:
+            self.thread = threading.Thread(
+                target=self._read, name=f"redisson-py-pubsub-{self.address.port}", daemon=True
+            )
+            self.thread.start()
+        return confirmed
+
+    def unsubscribe(self, channel: str) -> None:
+        try:
+            if self.sharded:
+                self.pubsub.sunsubscribe(channel)
+            else:
+                self.pubsub.unsubscribe(channel)
+        except Exception as error:  # the connection is going anyway; the reader notices
+            log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
+
+    def _read(self) -> None:
+        while not self.stopped:
+            try:
+                message = self.pubsub.get_message(timeout=READ_TICK)
+            except Exception as error:
+                if not self.stopped:
+                    self.service._listener_failed(self, error)
+                return
+            if message is None:
+                continue
+            kind = _text(message.get("type"))
+            channel = _text(message.get("channel"))
+            if kind in ("message", "smessage"):
+                self.service._deliver(channel)
+            elif kind in ("subscribe", "ssubscribe"):
+                event = self.confirmations.pop(channel, None)
+                if event is not None:
+                    event.set()
+
+    def close(self) -> None:
+        self.stopped = True
+        try:
+            self.pubsub.close()
+        except Exception as error:
+            log.debug("closing pub/sub on %s: %s", self.address, error)
+
+
+class Subscription:
+    """A waiter's share of a channel subscription (what the lock flows wait on)."""
+
+    __slots__ = ("_closed", "_service", "_sub")
+
+    def __init__(self, service: PubSubService, sub: ChannelSub):
+        self._service = service
+        self._sub = sub
+        self._closed = False
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
+        return self._service._wait(self._sub, timeout)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._service._leave(self._sub)
+
+
+class PubSubService:
+    """Subscriptions of one client, placed by its connection manager."""
+
+    def __init__(self, manager: ConnectionManager):
+        self.manager = manager
+        self._lock = threading.Lock()
+        self._table = SubscriptionTable()
+        self._listeners: dict[Address, _Listener] = {}
+
+    def __len__(self) -> int:
+        """How many channels are subscribed (0 once every waiter has left)."""
+        with self._lock:
+            return len(self._table)
+
+    def _listener(self, address: Address) -> _Listener:
+        listener = self._listeners.get(address)
+        if listener is None:
+            listener = _Listener(self, address, self.manager.mode.sharded_pubsub)
+            self._listeners[address] = listener
+        return listener
+
+    def _place(self, sub: ChannelSub) -> threading.Event | None:
+        """Subscribe ``sub`` where the view says it belongs (caller holds the lock)."""
+        address = self.manager.mode.pubsub_address(self.manager.view, sub.channel)
+        if address is None:
+            sub.address = None
+            return None
+        confirmed = self._listener(address).subscribe(sub.channel)
+        sub.address = address
+        return confirmed
+
+    def subscribe(self, channel: str, timeout: float) -> Subscription:
+        """Join ``channel``'s subscription; the first waiter subscribes and waits for
+        the node's confirmation, so a message published after this returns is seen."""
+        with self._lock:
+            sub, created = self._table.join(channel, lambda: threading.Condition(self._lock))
+            confirmed = None
+            try:
+                if created:
+                    confirmed = self._place(sub)
+                elif sub.address is not None:
+                    listener = self._listeners.get(sub.address)
+                    confirmed = listener.confirmations.get(channel) if listener else None
+            except Exception:
+                self._leave_locked(sub)
+                raise
+        if confirmed is not None and not confirmed.wait(timeout):
+            self._leave(sub)
+            raise RedisTimeoutError(
+                f"subscribing to {channel!r} on {sub.address} timed out after {timeout:g} s"
+            )
+        return Subscription(self, sub)
+
+    def _wait(self, sub: ChannelSub, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not sub.take():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                sub.waker.wait(left)
+            return True
+
+    def _leave(self, sub: ChannelSub) -> None:
+        with self._lock:
+            self._leave_locked(sub)
+
+    def _leave_locked(self, sub: ChannelSub) -> None:
+        if self._table.leave(sub) and sub.address is not None:
+            listener = self._listeners.get(sub.address)
+            if listener is not None:
+                listener.confirmations.pop(sub.channel, None)
+                listener.unsubscribe(sub.channel)
+
+    def _deliver(self, channel: str) -> None:
+        with self._lock:
+            sub = self._table.get(channel)
+            if sub is not None:
+                sub.signal_one()
+                sub.waker.notify()
+
+    def _wake_all(self, sub: ChannelSub) -> None:
+        sub.signal_all()
+        sub.waker.notify_all()
+
+    def _listener_failed(self, listener: _Listener, error: BaseException) -> None:
+        """A node's connection broke: its channels wait for the manager's next view."""
+        log.info("pub/sub connection to %s lost (%s); resubscribing", listener.address, error)
+        with self._lock:
+            if self._listeners.get(listener.address) is listener:
+                del self._listeners[listener.address]
+            for sub in self._table.on_node(listener.address):
+                sub.address = None
+                self._wake_all(sub)
+        listener.close()
+        self.manager.suspect(listener.address)
+
+    def reconcile(self) -> None:
+        """Re-place every channel whose node is gone or no longer the right one, and wake
+        its waiters (they retry at once: messages may have been lost meanwhile)."""
+        with self._lock:
+            view, mode = self.manager.view, self.manager.mode
+            for sub in self._table.misplaced(lambda ch: mode.pubsub_address(view, ch)):
+                old = self._listeners.get(sub.address) if sub.address is not None else None
+                if old is not None:
+                    old.unsubscribe(sub.channel)
+                try:
+                    self._place(sub)
+                except Exception as error:
+                    sub.address = None
+                    log.debug("resubscribing %s failed: %s", sub.channel, error)
+                self._wake_all(sub)
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's reader threads do not exist here."""
+        self._lock = threading.Lock()
+        self._table = SubscriptionTable()
+        self._listeners = {}
+
+    def close(self) -> None:
+        with self._lock:
+            listeners, self._listeners = list(self._listeners.values()), {}
+        for listener in listeners:
+            listener.close()

@@ -1,0 +1,182 @@
+"""The lock's decisions, stepped through without Redis (the flows are pure generators).
+
+These tests play the part of the shell: they receive each effect the flow yields and
+send back an outcome, so they check which script is sent with which arguments, how long
+a waiter sleeps, and what is undone, independently of any server. The behaviour against
+real servers is tested in tests/lock and integration/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from redisson_py.core import lock_flows, scripts
+from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core.effects import (
+    Call,
+    CallResult,
+    Effect,
+    ScriptCommand,
+    Sleep,
+    Subscribe,
+    Unsubscribe,
+    WaitSignal,
+)
+from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError
+
+
+class Target:
+    publish_command = "publish"
+    routes_by_slot = False
+
+    def describe(self, name: str) -> str:
+        return "redis://127.0.0.1:6379"
+
+
+def make_ref(**settings: Any) -> lock_flows.LockRef:
+    state = ClientState(LockSettings(retry_attempts=2, **settings))
+    return lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+
+
+def script_of(effect: Effect) -> ScriptCommand:
+    assert isinstance(effect, Call)
+    command = effect.commands[0]
+    assert isinstance(command, ScriptCommand)
+    return command
+
+
+class Stepper:
+    """Drives a flow one effect at a time."""
+
+    def __init__(self, flow: Generator[Effect, Any, Any]):
+        self.flow = flow
+        self.effect: Effect = next(flow)
+        self.result: Any = None
+        self.done = False
+
+    def send(self, value: Any) -> Effect | None:
+        try:
+            self.effect = self.flow.send(value)
+            return self.effect
+        except StopIteration as stop:
+            self.done, self.result = True, stop.value
+            return None
+
+    def throw(self, error: BaseException) -> Effect | None:
+        try:
+            self.effect = self.flow.throw(error)
+            return self.effect
+        except StopIteration as stop:
+            self.done, self.result = True, stop.value
+            return None
+
+
+def granted(count: int = 1, *, required: int = 0, synced: int = 0) -> CallResult:
+    return CallResult(([1, count],), required=required, synced=synced, address="x")
+
+
+def held(ttl_ms: int) -> CallResult:
+    return CallResult(([0, ttl_ms],))
+
+
+def test_uncontended_acquire_is_one_call_and_records_the_hold() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    command = script_of(step.effect)
+    assert command.script is scripts.ACQUIRE
+    assert command.args == (30000, ref.owner, "0")
+    step.send(granted())
+    assert step.done and step.result is True
+    assert ref.state.holds.count("res", ref.owner, 0.0) == 1
+
+
+def test_a_waiter_subscribes_then_sleeps_at_most_the_holders_ttl() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 5.0, 10.0))
+    effect = step.send(held(200))
+    assert isinstance(effect, Subscribe) and effect.channel == "redisson_lock__channel:{res}"
+    subscription = object()
+    effect = step.send(subscription)
+    assert script_of(effect).script is scripts.ACQUIRE  # retried after subscribing
+    effect = step.send(held(200))
+    assert isinstance(effect, WaitSignal) and effect.timeout <= 0.2
+    effect = step.send(True)  # woken by the unlock message
+    step.send(granted())
+    assert isinstance(step.effect, Unsubscribe) and step.effect.subscription is subscription
+    step.send(None)
+    assert step.done and step.result is True
+
+
+def test_try_lock_without_wait_gives_up_at_once() -> None:
+    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
+    step.send(held(5000))
+    assert step.done and step.result is False
+
+
+def test_a_retried_acquire_names_the_count_that_means_applied() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    effect = step.throw(RedisConnectionError("reset"))
+    assert isinstance(effect, Sleep)
+    effect = step.send(None)
+    assert script_of(effect).args[2] == "1"  # prior 0 + 1
+    step.send(granted())
+    assert step.result is True
+
+
+def test_retries_are_bounded() -> None:
+    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
+    for _ in range(2):
+        assert isinstance(step.throw(RedisConnectionError("down")), Sleep)
+        step.send(None)
+    with pytest.raises(RedisConnectionError):
+        step.throw(RedisConnectionError("down"))
+
+
+def test_an_unsynced_grant_is_undone_and_reported() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    assert isinstance(step.effect, Call) and step.effect.sync_replicas == 1.0
+    undo = step.send(granted(required=1, synced=0))
+    command = script_of(undo)
+    assert command.script is scripts.RELEASE
+    assert command.args[4] == "1"  # only if the count is the one this grant made
+    with pytest.raises(NoSyncedReplicasError, match="0 of 1 replicas"):
+        step.send(CallResult((0,)))
+    assert ref.state.holds.count("res", ref.owner, 0.0) == 0
+
+
+def test_sync_can_be_switched_off() -> None:
+    step = Stepper(lock_flows.try_lock(make_ref(check_lock_synced_slaves=False), 0.0, None))
+    assert isinstance(step.effect, Call) and step.effect.sync_replicas is None
+
+
+def test_an_interrupted_acquire_is_undone_if_it_applied() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    undo = step.throw(KeyboardInterrupt())
+    command = script_of(undo)
+    assert command.script is scripts.RELEASE and command.args[4] == "1"
+    with pytest.raises(KeyboardInterrupt):
+        step.send(CallResult((None,)))
+
+
+def test_unlock_of_nothing_raises() -> None:
+    step = Stepper(lock_flows.unlock(make_ref()))
+    assert script_of(step.effect).script is scripts.RELEASE
+    with pytest.raises(LockNotOwnedError, match="not locked by this owner"):
+        step.send(CallResult((None,)))
+
+
+def test_a_retried_release_reuses_its_request_id() -> None:
+    step = Stepper(lock_flows.unlock(make_ref()))
+    first = script_of(step.effect)
+    step.throw(RedisConnectionError("reply lost"))
+    again = script_of(step.send(None))
+    assert again.keys == first.keys  # the same latch key: the same request
+    step.send(CallResult((0,)))
+    assert step.done

@@ -1,0 +1,66 @@
+"""What a call sends and what its replies mean."""
+
+from __future__ import annotations
+
+from redis.exceptions import NoScriptError, ResponseError
+
+from redisson_py.config.addresses import parse_address
+from redisson_py.core import scripts
+from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
+from redisson_py.core.wire import Done, Fail, Planned, Resend, TopologyChanged, interpret
+
+NODE = parse_address("redis://127.0.0.1:7000")
+ACQUIRE = ScriptCommand(scripts.ACQUIRE, ("k",), (30000, "c:1", "0"))
+
+
+def test_scripts_go_by_sha_and_wait_follows_the_write() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=1.0), NODE, required=2)
+    assert planned.commands() == [
+        ("EVALSHA", scripts.ACQUIRE.sha, 1, "k", 30000, "c:1", "0"),
+        ("WAIT", 2, 1000),
+    ]
+    outcome = interpret(planned, [[1, 1], 1])
+    assert outcome == Done(CallResult(([1, 1],), required=2, synced=1, address=str(NODE)))
+
+
+def test_noscript_resends_the_source() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,)), NODE)
+    outcome = interpret(planned, [NoScriptError("No matching script")])
+    assert isinstance(outcome, Resend)
+    assert outcome.planned.commands()[0][0] == "EVAL"
+    assert outcome.planned.commands()[0][1] == scripts.ACQUIRE.source
+
+
+def test_moved_and_ask_redirect() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,)), NODE)
+    moved = interpret(planned, [ResponseError("MOVED 3999 127.0.0.1:7002")])
+    assert isinstance(moved, Resend) and moved.moved
+    assert moved.planned.address.port == 7002 and not moved.planned.asking
+    ask = interpret(planned, [ResponseError("ASK 3999 127.0.0.1:7003")])
+    assert isinstance(ask, Resend) and not ask.moved
+    assert ask.planned.commands()[0] == ("ASKING",)
+    # the ASKING reply is not one of the call's replies
+    assert interpret(ask.planned, ["OK", [1, 1]]) == Done(
+        CallResult(([1, 1],), address="redis://127.0.0.1:7003")
+    )
+
+
+def test_redirect_loops_end() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,)), NODE, hops=5)
+    outcome = interpret(planned, [ResponseError("MOVED 3999 127.0.0.1:7002")])
+    assert isinstance(outcome, Fail) and outcome.suspect
+
+
+def test_readonly_means_the_view_is_stale() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,)), NODE)
+    outcome = interpret(planned, [ResponseError("READONLY You can't write against a read only replica.")])
+    assert isinstance(outcome, Fail) and outcome.suspect
+    assert isinstance(outcome.error, TopologyChanged)
+
+
+def test_other_errors_fail_as_they_are() -> None:
+    planned = Planned(Direct(None, NODE, (("PING",),)), NODE)
+    error = ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
+    outcome = interpret(planned, [error])
+    assert isinstance(outcome, Fail) and outcome.error is error and not outcome.suspect
+    assert interpret(planned, ["PONG"]) == Done(("PONG",))
