@@ -8,6 +8,7 @@ every address and its reason.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,19 @@ from redisson_py.core.topology import (
 
 
 def describe_error(error: BaseException) -> str:
-    """One line for an address's failure; redis-py's messages never carry passwords."""
+    """One line for an address's failure; redis-py's messages never carry passwords.
+
+    The operating system's reason ("Connection refused") is added when redis-py's
+    message leaves it out (its asyncio client says only "Connect call failed").
+    """
     text = str(error).strip() or type(error).__name__
+    cause = error.__cause__ or error.__context__
+    while cause is not None and not (isinstance(cause, OSError) and cause.errno):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, OSError) and cause.errno:
+        reason = os.strerror(cause.errno)
+        if reason.lower() not in text.lower():
+            text = f"{text} ({reason})"
     return f"{type(error).__name__}: {text}"
 
 

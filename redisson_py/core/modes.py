@@ -54,7 +54,9 @@ RefreshFlow = Generator[Effect, Any, TopologyView | None]
 _AUTH_ERRORS = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
 
 
-def _raise_unreachable(what: str, discovery: Discovery, tried: Sequence[Address]) -> None:
+def _raise_unreachable(
+    what: str, discovery: Discovery, tried: Sequence[Address], user: str | None
+) -> None:
     """Raise AuthError if any server refused the credentials, else ConnectError."""
     reasons = discovery.reasons()
     for address in tried:
@@ -62,7 +64,7 @@ def _raise_unreachable(what: str, discovery: Discovery, tried: Sequence[Address]
     listing = "; ".join(f"{address}: {reason}" for address, reason in reasons.items())
     refused = [a for a, e in discovery.errors.items() if isinstance(e, _AUTH_ERRORS)]
     if refused:
-        user = refused[0].username or "default"
+        user = refused[0].username or user or "default"
         raise AuthError(
             f"authentication failed for {refused[0]} as user {user!r}: check the username "
             f"and password in the config ({listing})",
@@ -155,7 +157,7 @@ class SingleMode(Mode):
     def startup(self, target: Any) -> ViewFlow:
         discovery = yield from ping_all(target, [self.address], self.probe_timeout)
         if discovery.errors:
-            _raise_unreachable("the Redis server", discovery, [self.address])
+            _raise_unreachable("the Redis server", discovery, [self.address], self.section.username)
         return TopologyView.single_master(self.address)
 
 
@@ -179,7 +181,7 @@ class MasterSlaveMode(Mode):
     def startup(self, target: Any) -> ViewFlow:
         discovery = yield from ping_all(target, [self.master], self.probe_timeout)
         if discovery.errors:
-            _raise_unreachable("the master", discovery, [self.master])
+            _raise_unreachable("the master", discovery, [self.master], self.section.username)
         checked = yield from check_replicas(target, self.master, self.replicas, self.probe_timeout)
         assert checked.view is not None
         return checked.view
@@ -213,6 +215,8 @@ class SentinelMode(Mode):
         return list(self.sentinels)
 
     def _discover(self, target: Any) -> Generator[Effect, Any, Discovery]:
+        """Ask every known sentinel; with ``sentinelsDiscovery`` add the sentinels they
+        name to the known ones (asked from the next discovery on)."""
         discovery = yield from discover_sentinel(
             target,
             self.sentinels,
@@ -234,6 +238,11 @@ class SentinelMode(Mode):
     def startup(self, target: Any) -> ViewFlow:
         tried = list(self.sentinels)
         discovery = yield from self._discover(target)
+        if len(self.sentinels) > len(tried):
+            # Newly discovered sentinels are asked too, so the count below is of
+            # sentinels that answered, as Redisson counts them.
+            tried = list(self.sentinels)
+            discovery = yield from self._discover(target)
         if discovery.view is None:
             what = f"any sentinel that knows master {self.master_name!r}"
             if discovery.reports and not discovery.errors:
@@ -241,22 +250,23 @@ class SentinelMode(Mode):
                     f"no sentinel knows a master named {self.master_name!r} "
                     f"(asked {', '.join(str(a) for a in tried)}); check masterName"
                 )
-            _raise_unreachable(what, discovery, tried)
+            _raise_unreachable(what, discovery, tried, self.section.sentinel_username)
         assert discovery.view is not None
-        answering = {a.host_port for a in discovery.reports}
-        for report in discovery.reports.values():
-            answering |= {s.host_port for s in report.sentinels}
+        answering = sorted(a.host_port for a in discovery.reports)
         if self.section.check_sentinels_list and len(answering) < 2:
+            silent = "; ".join(f"{a}: {r}" for a, r in discovery.reasons().items())
             raise ConnectError(
-                f"only {len(answering)} sentinel of master {self.master_name!r} is known "
-                f"({', '.join(sorted(answering))}); at least two must answer for a "
-                "failover to be possible. Set checkSentinelsList: false to allow this.",
+                f"only {len(answering)} sentinel of master {self.master_name!r} answered "
+                f"({', '.join(answering)}); at least two must, or no failover can happen"
+                + (f" (no answer from {silent})" if silent else "")
+                + ". Set checkSentinelsList: false to allow a single sentinel.",
                 discovery.reasons(),
             )
         master = discovery.view.masters[0]
         pinged = yield from ping_all(target, [master], self.probe_timeout)
         if pinged.errors:
-            _raise_unreachable(f"master {self.master_name!r}", pinged, [master])
+            what = f"master {self.master_name!r}"
+            _raise_unreachable(what, pinged, [master], self.section.username)
         return discovery.view
 
     def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
@@ -285,7 +295,7 @@ class ClusterMode(Mode):
     def startup(self, target: Any) -> ViewFlow:
         discovery = yield from discover_cluster(target, self.nodes, self.nat, self.probe_timeout)
         if discovery.view is None:
-            _raise_unreachable("any cluster node", discovery, self.nodes)
+            _raise_unreachable("any cluster node", discovery, self.nodes, self.section.username)
         view = discovery.view
         assert view is not None
         gaps = view.uncovered_ranges()

@@ -1,0 +1,200 @@
+"""Lock owners for tests: run calls as one thread (sync API) or one asyncio task.
+
+A lock is owned by a thread in the sync API and by a task in the asyncio API. To write a
+behaviour test once and run it against both, a test talks to *owners*: each owner is a
+dedicated thread (sync flavor) or a dedicated task on a shared event-loop thread (asyncio
+flavor), and runs, one after another, the calls it is given::
+
+    flavor = Flavor("asyncio")
+    client = flavor.create_client(config)
+    lock = client.get_lock("x")
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    alice(lock.lock)
+    assert bob(lock.try_lock, 0.2) is False
+    alice(lock.unlock)
+    flavor.close()
+
+The calls block the test until the owner has run them (``owner.start(...)`` returns a
+future instead), and exceptions propagate to the test as they were raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+FlavorName = Literal["sync", "asyncio"]
+
+
+class Owner:
+    """Runs calls one after another in its own thread or task (see the module doc)."""
+
+    def __init__(self, flavor: Flavor, name: str):
+        self.name = name
+        self._flavor = flavor
+        if flavor.name == "sync":
+            self._executor: concurrent.futures.ThreadPoolExecutor | None = (
+                concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"owner-{name}")
+            )
+        else:
+            self._executor = None
+            self._queue: asyncio.Queue[Any] = flavor.call_soon(asyncio.Queue)
+            self._task = flavor.call_soon(lambda: asyncio.ensure_future(self._serve()))
+
+    async def _serve(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            function, args, kwargs, future = item
+            try:
+                result = function(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+            except BaseException as error:  # handed to the test, which raised it
+                future.set_exception(error)
+                if isinstance(error, asyncio.CancelledError):
+                    return
+            else:
+                future.set_result(result)
+
+    def start(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        """Queue ``function(*args, **kwargs)`` on this owner; return its future."""
+        if self._executor is not None:
+            return self._executor.submit(function, *args, **kwargs)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._flavor.loop.call_soon_threadsafe(
+            self._queue.put_nowait, (function, args, kwargs, future)
+        )
+        return future
+
+    def start_timed(
+        self, function: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[tuple[Any, float]]:
+        """Like :meth:`start`; the future's result is ``(result, finished_at)``, the
+        ``time.monotonic()`` at which the owner itself saw the call return (free of
+        the delay of handing the result back to the test)."""
+        if self._executor is not None:
+
+            def timed() -> tuple[Any, float]:
+                result = function(*args, **kwargs)
+                return result, time.monotonic()
+
+            return self.start(timed)
+
+        async def timed_async() -> tuple[Any, float]:
+            result = function(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+            return result, time.monotonic()
+
+        return self.start(timed_async)
+
+    def __call__(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``function(*args, **kwargs)`` as this owner and return its result."""
+        return self.start(function, *args, **kwargs).result(timeout=self._flavor.call_timeout)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+        else:
+            self._flavor.loop.call_soon_threadsafe(self._queue.put_nowait, None)
+
+
+class Flavor:
+    """The sync or the asyncio API, behind one blocking interface for tests."""
+
+    def __init__(self, name: FlavorName, *, call_timeout: float = 120.0):
+        self.name = name
+        self.call_timeout = call_timeout
+        self._owners: list[Owner] = []
+        self._clients: list[Any] = []
+        self.loop = asyncio.new_event_loop()
+        self._thread: threading.Thread | None = None
+        if name == "asyncio":
+            self._thread = threading.Thread(
+                target=self.loop.run_forever, name="flavor-loop", daemon=True
+            )
+            self._thread.start()
+
+    def call_soon(self, function: Callable[[], Any]) -> Any:
+        """Run ``function()`` on the event loop thread; return its result."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def call() -> None:
+            try:
+                future.set_result(function())
+            except BaseException as error:
+                future.set_exception(error)
+
+        self.loop.call_soon_threadsafe(call)
+        return future.result(timeout=self.call_timeout)
+
+    def run(self, awaitable_or_value: Any) -> Any:
+        """Await a coroutine on the loop (asyncio flavor) or return a value as it is."""
+        if inspect.isawaitable(awaitable_or_value):
+            return asyncio.run_coroutine_threadsafe(awaitable_or_value, self.loop).result(
+                timeout=self.call_timeout
+            )
+        return awaitable_or_value
+
+    @property
+    def redisson(self) -> Any:
+        """The client class of this flavor."""
+        if self.name == "sync":
+            from redisson_py import Redisson
+
+            return Redisson
+        from redisson_py.asyncio import Redisson as AsyncRedisson
+
+        return AsyncRedisson
+
+    @property
+    def multilock(self) -> Any:
+        if self.name == "sync":
+            from redisson_py import MultiLock
+
+            return MultiLock
+        from redisson_py.asyncio import MultiLock as AsyncMultiLock
+
+        return AsyncMultiLock
+
+    @property
+    def redlock(self) -> Any:
+        if self.name == "sync":
+            from redisson_py import RedLock
+
+            return RedLock
+        from redisson_py.asyncio import RedLock as AsyncRedLock
+
+        return AsyncRedLock
+
+    def create_client(self, config: Any, **kwargs: Any) -> Any:
+        """A client of this flavor for ``config``, shut down by :meth:`close`."""
+        client = self.run(self.redisson.create(config, **kwargs))
+        self._clients.append(client)
+        return client
+
+    def owner(self, name: str) -> Owner:
+        owner = Owner(self, name)
+        self._owners.append(owner)
+        return owner
+
+    def close(self) -> None:
+        """Stop the owners and shut the clients down."""
+        for owner in self._owners:
+            owner.close()
+        for client in self._clients:
+            try:
+                self.run(client.shutdown())
+            except Exception:  # noqa: S110 - closing in teardown; the test result stands
+                pass
+        if self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=10)
+        self.loop.close()
