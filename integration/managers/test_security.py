@@ -99,7 +99,9 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, o
 
 
 def _tls_ping(port: int, ca_file: Path) -> bool:
-    client = redis.Redis(host="127.0.0.1", port=port, ssl=True, ssl_ca_certs=str(ca_file), socket_timeout=1)
+    client = redis.Redis(
+        host="127.0.0.1", port=port, ssl=True, ssl_ca_certs=str(ca_file), socket_timeout=1
+    )
     return bool(client.ping())
 
 

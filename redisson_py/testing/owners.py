@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
+
+from redisson_py import MultiLock, Redisson, RedLock
+from redisson_py import asyncio as aio
 
 FlavorName = Literal["sync", "asyncio"]
 
@@ -63,7 +67,9 @@ class Owner:
             else:
                 future.set_result(result)
 
-    def start(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+    def start(
+        self, function: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
         """Queue ``function(*args, **kwargs)`` on this owner; return its future."""
         if self._executor is not None:
             return self._executor.submit(function, *args, **kwargs)
@@ -137,7 +143,7 @@ class Flavor:
 
     def run(self, awaitable_or_value: Any) -> Any:
         """Await a coroutine on the loop (asyncio flavor) or return a value as it is."""
-        if inspect.isawaitable(awaitable_or_value):
+        if inspect.iscoroutine(awaitable_or_value):
             return asyncio.run_coroutine_threadsafe(awaitable_or_value, self.loop).result(
                 timeout=self.call_timeout
             )
@@ -146,33 +152,15 @@ class Flavor:
     @property
     def redisson(self) -> Any:
         """The client class of this flavor."""
-        if self.name == "sync":
-            from redisson_py import Redisson
-
-            return Redisson
-        from redisson_py.asyncio import Redisson as AsyncRedisson
-
-        return AsyncRedisson
+        return Redisson if self.name == "sync" else aio.Redisson
 
     @property
     def multilock(self) -> Any:
-        if self.name == "sync":
-            from redisson_py import MultiLock
-
-            return MultiLock
-        from redisson_py.asyncio import MultiLock as AsyncMultiLock
-
-        return AsyncMultiLock
+        return MultiLock if self.name == "sync" else aio.MultiLock
 
     @property
     def redlock(self) -> Any:
-        if self.name == "sync":
-            from redisson_py import RedLock
-
-            return RedLock
-        from redisson_py.asyncio import RedLock as AsyncRedLock
-
-        return AsyncRedLock
+        return RedLock if self.name == "sync" else aio.RedLock
 
     def create_client(self, config: Any, **kwargs: Any) -> Any:
         """A client of this flavor for ``config``, shut down by :meth:`close`."""
@@ -190,10 +178,8 @@ class Flavor:
         for owner in self._owners:
             owner.close()
         for client in self._clients:
-            try:
+            with contextlib.suppress(Exception):  # teardown: the test's result stands
                 self.run(client.shutdown())
-            except Exception:  # noqa: S110 - closing in teardown; the test result stands
-                pass
         if self._thread is not None:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=10)

@@ -64,8 +64,9 @@ class ReplyDropper:
             with self._lock:
                 self._sockets |= {client, server}
             drop = threading.Event()
-            threading.Thread(target=self._pump_up, args=(client, server, drop), daemon=True).start()
-            threading.Thread(target=self._pump_down, args=(server, client, drop), daemon=True).start()
+            pumps = ((self._pump_up, client, server), (self._pump_down, server, client))
+            for pump, source, sink in pumps:
+                threading.Thread(target=pump, args=(source, sink, drop), daemon=True).start()
 
     def _pump_up(self, client: socket.socket, server: socket.socket, drop: threading.Event) -> None:
         try:
@@ -77,7 +78,9 @@ class ReplyDropper:
             pass
         self._close_pair(client, server)
 
-    def _pump_down(self, server: socket.socket, client: socket.socket, drop: threading.Event) -> None:
+    def _pump_down(
+        self, server: socket.socket, client: socket.socket, drop: threading.Event
+    ) -> None:
         try:
             while chunk := server.recv(_CHUNK):
                 if drop.is_set():

@@ -3,7 +3,9 @@
 ``python -m redisson_py.testing.workloads counter ...`` runs owners (threads or tasks)
 that increment a shared counter without atomicity (GET, then SET) under one lock, and
 prints a JSON summary; ``... hold ...`` takes a lock, prints ``held`` and waits to be
-killed. The config comes as a Redisson YAML file, as a user's service would have it.
+killed. The config comes as a Redisson YAML file, as a user's service would have it; a
+file of several YAML documents (one single-server config per independent master) makes
+the lock a RedLock over them, with the counter on the first master.
 """
 
 from __future__ import annotations
@@ -15,86 +17,111 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from redisson_py import Redisson, RedLock
+from redisson_py import asyncio as aio
 from redisson_py.config import Config
 
 
-def _sync_counter(config: Config, owners: int, increments: int, lock_name: str, counter: str,
-                  lease: float | None) -> list[int]:
-    from redisson_py import Redisson
+@dataclass(frozen=True)
+class CounterJob:
+    """``owners`` owners each add 1 to ``counter`` ``increments`` times under ``lock``."""
 
-    with Redisson.create(config) as client:
-        lock, raw = client.get_lock(lock_name), client.redis(counter)
-        done = [0] * owners
-
-        def work(index: int) -> None:
-            for _ in range(increments):
-                lock.lock(lease)
-                try:
-                    value = int(raw.get(counter) or 0)
-                    raw.set(counter, value + 1)
-                finally:
-                    lock.unlock()
-                done[index] += 1
-
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(owners)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return done
+    configs: list[Config]
+    lock: str
+    counter: str
+    owners: int = 4
+    increments: int = 100
+    lease: float | None = None
 
 
-async def _async_counter(config: Config, owners: int, increments: int, lock_name: str,
-                         counter: str, lease: float | None) -> list[int]:
-    from redisson_py.asyncio import Redisson
-
-    async with await Redisson.create(config) as client:
-        lock, raw = client.get_lock(lock_name), client.redis(counter)
-        done = [0] * owners
-
-        async def work(index: int) -> None:
-            for _ in range(increments):
-                await lock.lock(lease)
-                try:
-                    value = int(await raw.get(counter) or 0)
-                    await raw.set(counter, value + 1)
-                finally:
-                    await lock.unlock()
-                done[index] += 1
-
-        await asyncio.gather(*(work(i) for i in range(owners)))
-        return done
+def _sync_lock(configs: list[Config], name: str) -> tuple[list[Redisson], Any]:
+    clients = [Redisson.create(config) for config in configs]
+    lock = RedLock.for_name(name, clients) if len(clients) > 1 else clients[0].get_lock(name)
+    return clients, lock
 
 
-def _hold(config: Config, flavor: str, lock_name: str) -> None:
+async def _async_lock(configs: list[Config], name: str) -> tuple[list[aio.Redisson], Any]:
+    clients = [await aio.Redisson.create(config) for config in configs]
+    if len(clients) > 1:
+        return clients, aio.RedLock.for_name(name, clients)
+    return clients, clients[0].get_lock(name)
+
+
+def run_counter(job: CounterJob) -> list[int]:
+    """Run ``job`` with threads; return how many increments each owner made."""
+    clients, lock = _sync_lock(job.configs, job.lock)
+    raw = clients[0].redis(job.counter)
+    done = [0] * job.owners
+
+    def work(index: int) -> None:
+        for _ in range(job.increments):
+            lock.lock(job.lease)
+            try:
+                value = int(raw.get(job.counter) or 0)
+                raw.set(job.counter, value + 1)
+            finally:
+                lock.unlock()
+            done[index] += 1
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(job.owners)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for client in clients:
+        client.shutdown()
+    return done
+
+
+async def run_counter_async(job: CounterJob) -> list[int]:
+    """Run ``job`` with asyncio tasks; return how many increments each owner made."""
+    clients, lock = await _async_lock(job.configs, job.lock)
+    raw = clients[0].redis(job.counter)
+    done = [0] * job.owners
+
+    async def work(index: int) -> None:
+        for _ in range(job.increments):
+            await lock.lock(job.lease)
+            try:
+                value = int(await raw.get(job.counter) or 0)
+                await raw.set(job.counter, value + 1)
+            finally:
+                await lock.unlock()
+            done[index] += 1
+
+    await asyncio.gather(*(work(i) for i in range(job.owners)))
+    for client in clients:
+        await client.shutdown()
+    return done
+
+
+def hold(configs: list[Config], flavor: str, lock_name: str) -> None:
+    """Take the lock, print ``held``, and wait to be killed."""
     if flavor == "sync":
-        from redisson_py import Redisson
-
-        client = Redisson.create(config)
-        client.get_lock(lock_name).lock()
+        _, lock = _sync_lock(configs, lock_name)
+        lock.lock()
         print("held", flush=True)
         while True:
             time.sleep(3600)
 
-    async def hold() -> None:
-        from redisson_py.asyncio import Redisson as AsyncRedisson
-
-        client = await AsyncRedisson.create(config)
-        await client.get_lock(lock_name).lock()
+    async def hold_async() -> None:
+        _, lock = await _async_lock(configs, lock_name)
+        await lock.lock()
         print("held", flush=True)
         await asyncio.sleep(3600 * 24)
 
-    asyncio.run(hold())
+    asyncio.run(hold_async())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m redisson_py.testing.workloads")
     commands = parser.add_subparsers(dest="command", required=True)
     counter = commands.add_parser("counter", help="increment a counter under a lock")
-    hold = commands.add_parser("hold", help="take a lock and wait to be killed")
-    for sub in (counter, hold):
+    holder = commands.add_parser("hold", help="take a lock and wait to be killed")
+    for sub in (counter, holder):
         sub.add_argument("--config", required=True, help="a Redisson YAML file")
         sub.add_argument("--flavor", choices=("sync", "asyncio"), default="sync")
         sub.add_argument("--lock", required=True)
@@ -103,18 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     counter.add_argument("--increments", type=int, default=100)
     counter.add_argument("--lease", type=float, default=None)
     args = parser.parse_args(argv)
-    config = Config.from_yaml(args.config)
+    configs = Config.from_yaml_all(args.config)
     if args.command == "hold":
-        _hold(config, args.flavor, args.lock)
+        hold(configs, args.flavor, args.lock)
         return 0
+    job = CounterJob(configs, args.lock, args.counter, args.owners, args.increments, args.lease)
     started = time.monotonic()
-    run_args: tuple[Any, ...] = (
-        config, args.owners, args.increments, args.lock, args.counter, args.lease
-    )
-    if args.flavor == "sync":
-        done = _sync_counter(*run_args)
-    else:
-        done = asyncio.run(_async_counter(*run_args))
+    done = run_counter(job) if args.flavor == "sync" else asyncio.run(run_counter_async(job))
     json.dump({"done": done, "seconds": time.monotonic() - started}, sys.stdout)
     print(flush=True)
     return 0

@@ -53,7 +53,8 @@ def test_redirect_loops_end() -> None:
 
 def test_readonly_means_the_view_is_stale() -> None:
     planned = Planned(Call(None, "k", (ACQUIRE,)), NODE)
-    outcome = interpret(planned, [ResponseError("READONLY You can't write against a read only replica.")])
+    readonly = ResponseError("READONLY You can't write against a read only replica.")
+    outcome = interpret(planned, [readonly])
     assert isinstance(outcome, Fail) and outcome.suspect
     assert isinstance(outcome.error, TopologyChanged)
 

@@ -1,0 +1,68 @@
+"""The pytest plugin: shared fixtures are guarded and healthy; topology_factory tears down
+after a failing test and shows the node logs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from redisson_py.errors import TopologyError
+from redisson_py.testing import Topology
+
+
+def test_redis_backend_is_resolved(redis_backend: str) -> None:
+    assert redis_backend in ("container", "process")
+
+
+def test_shared_topology_is_ready_and_guarded(
+    single_topology: Topology, redis_backend: str
+) -> None:
+    assert single_topology.backend == redis_backend
+    node = single_topology.nodes[0]
+    assert node.client().ping()
+    with pytest.raises(
+        TopologyError, match=r"shared by every test of the session.*topology_factory"
+    ):
+        node.kill()
+    with pytest.raises(TopologyError, match="shared"):
+        node.pause()
+    with pytest.raises(TopologyError, match="shared"):
+        single_topology.stop()
+    assert node.is_running()
+
+
+def test_shared_topology_is_the_same_object(single_topology: Topology) -> None:
+    # Started once per session (the previous test started it).
+    assert single_topology.nodes[0].ping()
+
+
+def test_factory_tears_down_a_failed_test(tmp_path: Path) -> None:
+    (tmp_path / "test_fails.py").write_text(
+        "import os\n"
+        "def test_fails(topology_factory):\n"
+        "    topology = topology_factory('single', backend='process')\n"
+        "    open('port', 'w').write(str(topology.nodes[0].port))\n"
+        "    assert False, 'on purpose'\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--redis-backend=process"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "on purpose" in result.stdout
+    assert "node logs" in result.stdout and "Ready to accept connections" in result.stdout
+    port = int((tmp_path / "port").read_text())
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)).ping()

@@ -1,0 +1,152 @@
+"""RedLock over five independent masters: majority, validity, failures, watchdog."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from redisson_py import LockLost, LockNotOwnedError, LockUnavailableError
+from redisson_py.testing import Topology, wait_until
+from redisson_py.testing.owners import Flavor
+from redisson_py.testing.waiting import NotYet
+
+
+def keys_on(topology: Topology, name: str) -> list[int]:
+    """Per master: 1 if it holds the lock's key (dead masters count 0)."""
+    found = []
+    for node in topology.data_nodes:
+        try:
+            found.append(int(node.client().exists(name)))
+        except Exception:
+            found.append(0)
+    return found
+
+
+def test_redlock_is_reentrant_and_released_everywhere(
+    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    lock_name: str,
+) -> None:
+    clients = redlock_clients(redlock_topology)
+    redlock = flavor.redlock.for_name(lock_name, clients)
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    alice(redlock.lock)
+    alice(redlock.lock)
+    assert keys_on(redlock_topology, lock_name) == [1, 1, 1, 1, 1]
+    alice(redlock.unlock)
+    assert bob(flavor.redlock.for_name(lock_name, clients).try_lock) is False
+    alice(redlock.unlock)
+    assert keys_on(redlock_topology, lock_name) == [0, 0, 0, 0, 0]
+    with pytest.raises(LockNotOwnedError):
+        alice(redlock.unlock)
+
+
+def test_a_lease_shorter_than_the_round_is_refused(
+    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    lock_name: str,
+) -> None:
+    redlock = flavor.redlock.for_name(lock_name, redlock_clients(redlock_topology))
+    alice = flavor.owner("alice")
+    # 1 ms of lease cannot outlast a round plus the 2 ms drift allowance.
+    assert alice(redlock.try_lock, 0.0, 0.001) is False
+    assert keys_on(redlock_topology, lock_name) == [0, 0, 0, 0, 0]
+    assert alice(redlock.try_lock, 0.0, 10.0) is True
+    alice(redlock.unlock)
+
+
+def test_two_dead_masters_leave_a_quorum_three_do_not(
+    flavor: Flavor, topology_factory: Callable[..., Topology],
+    redlock_clients: Callable[..., list[Any]], lock_name: str,
+) -> None:
+    topology = topology_factory("redlock")
+    clients = redlock_clients(topology)
+    redlock = flavor.redlock.for_name(lock_name, clients)
+    alice = flavor.owner("alice")
+    masters = topology.data_nodes
+    masters[0].kill()
+    masters[1].kill()
+    assert alice(redlock.try_lock, 1.0, 10.0) is True
+    assert keys_on(topology, lock_name) == [0, 0, 1, 1, 1]
+    alice(redlock.unlock)
+    masters[2].kill()
+    started = time.monotonic()
+    with pytest.raises(LockUnavailableError) as caught:
+        alice(redlock.try_lock, 1.0, 10.0)
+    assert time.monotonic() - started <= 1.0 + 1.0
+    assert len(caught.value.errors) == 3
+    for node in masters[:3]:
+        assert str(node.port) in str(caught.value)
+
+
+def test_a_paused_master_costs_one_member_timeout(
+    flavor: Flavor, topology_factory: Callable[..., Topology],
+    redlock_clients: Callable[..., list[Any]], lock_name: str,
+) -> None:
+    topology = topology_factory("redlock")
+    clients = redlock_clients(topology)
+    redlock = flavor.redlock.for_name(lock_name, clients, member_timeout=0.2)
+    alice = flavor.owner("alice")
+    assert alice(redlock.try_lock, 0.0, 10.0) is True  # warm the connections
+    alice(redlock.unlock)
+    paused = topology.data_nodes[4]
+    paused.pause()
+    try:
+        started = time.monotonic()
+        assert alice(redlock.try_lock, 0.0, 10.0) is True
+        elapsed = time.monotonic() - started
+        assert elapsed < 0.2 * 2 + 0.1, f"took {elapsed:.3f} s"
+        alice(redlock.unlock)
+    finally:
+        paused.resume()
+
+
+def test_watchdog_keeps_a_redlock_and_reports_it_below_quorum(
+    flavor: Flavor, topology_factory: Callable[..., Topology],
+    redlock_clients: Callable[..., list[Any]], lock_name: str,
+) -> None:
+    topology = topology_factory("redlock")
+    clients = redlock_clients(topology, lock_watchdog_timeout=3.0)
+    events: list[LockLost] = []
+    redlock = flavor.redlock.for_name(lock_name, clients, on_lock_lost=events.append)
+    alice = flavor.owner("alice")
+    alice(redlock.lock)
+    time.sleep(10)
+    for node in topology.data_nodes:
+        assert 1.5 < node.client().pttl(lock_name) / 1000 <= 3.0
+    for node in topology.data_nodes[:2]:
+        node.kill()
+    time.sleep(4)  # two lost members: still a quorum, nothing to report
+    assert events == []
+    topology.data_nodes[2].kill()
+
+    def told() -> None:
+        if not events:
+            raise NotYet("no lost-lock report yet")
+
+    wait_until(told, timeout=3.0 + 2.0, what="the RedLock's lost report")
+    assert len(events) == 1 and "RedLock" in events[0].name
+    with pytest.raises(LockNotOwnedError):
+        alice(redlock.unlock)
+
+
+def test_redlock_excludes_across_processes(
+    flavor: Flavor, redlock_topology: Topology, write_redlock_config: Callable[..., str],
+    tmp_path: Path, lock_name: str,
+) -> None:
+    config = write_redlock_config(redlock_topology, tmp_path / "redlock.yaml")
+    counter = f"{lock_name}:counter"
+    command = [sys.executable, "-m", "redisson_py.testing.workloads", "counter",
+               "--config", config, "--flavor", flavor.name, "--lock", lock_name,
+               "--counter", counter, "--owners", "4", "--increments", "100"]
+    workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    for worker in workers:
+        out, _ = worker.communicate(timeout=240)
+        assert worker.returncode == 0
+        assert sum(json.loads(out)["done"]) == 400
+    assert int(redlock_topology.data_nodes[0].client().get(counter)) == 800

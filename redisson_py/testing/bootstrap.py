@@ -1,0 +1,270 @@
+"""Starting a topology: :func:`start_topology`.
+
+Order of events, chosen so each step finds the state it needs:
+
+1. the spec is loaded and validated, the backend checked (no Docker engine, no binary:
+   one sentence, nothing started);
+2. ports are reserved (``base_port`` given: exactly those, or one sentence naming the
+   taken port; else free ones at random);
+3. masters, then replicas, are launched and waited for until replication is up; only then
+   the sentinels, so their first look at the replicas sees them in sync (Sentinel looks
+   again only every 10 s). Cluster nodes are launched together, then joined;
+4. the topology waits until ready (:meth:`Topology.wait_ready`).
+
+If anything fails or is interrupted, everything launched so far is removed before the
+error propagates. A node that loses its randomly chosen port to another program between
+the check and its bind is relaunched with fresh ports (up to three attempts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from redisson_py.errors import TopologyError
+from redisson_py.testing import cleanup
+from redisson_py.testing.backends import create_backend
+from redisson_py.testing.backends.base import LaunchPlan
+from redisson_py.testing.cluster_setup import form_cluster
+from redisson_py.testing.conf import render_redis_conf, render_sentinel_conf
+from redisson_py.testing.node import Node, PortConflictError
+from redisson_py.testing.paths import topologies_root
+from redisson_py.testing.ports import allocate_ports, release_ports, reserve_ports
+from redisson_py.testing.readiness import check_replication
+from redisson_py.testing.spec import TopologySpec, load_spec
+from redisson_py.testing.state import current_owner
+from redisson_py.testing.topology import DEFAULT_TIMEOUT, Topology
+from redisson_py.testing.waiting import wait_until
+
+__all__ = ["start_topology"]
+
+_PORT_ATTEMPTS = 3
+
+
+def start_topology(
+    kind: str | os.PathLike[str] | TopologySpec,
+    *,
+    backend: str = "auto",
+    base_port: int | None = None,
+    detached: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    **overrides: Any,
+) -> Topology:
+    """Start the topology ``kind`` and return it once ready.
+
+    ``kind`` is a spec name from ``topologies/`` (``"single"``, ``"master-replica"``,
+    ``"sentinel"``, ``"cluster"``, ``"redlock"``), a path to a spec file, or a
+    :class:`TopologySpec`. ``backend`` is ``"container"``, ``"process"`` or ``"auto"``
+    (containers when a Docker engine answers). ``overrides`` change spec fields for this
+    start (``replicas_per_master=1``, ``redis_conf={"maxmemory": "64mb"}``,
+    ``sentinel={"down_after_ms": 2000}``; mappings are merged). ``base_port`` pins the
+    nodes to consecutive ports from there (data nodes first, then sentinels); by default
+    free ones are picked. ``detached`` topologies outlive this process (stop them with
+    ``redisson-py topology down``). ``timeout`` bounds the whole start.
+
+    The returned topology is stopped by :meth:`Topology.stop`, by leaving it as a context
+    manager, or at the latest when this process exits or gets SIGTERM.
+
+    Raises :class:`~redisson_py.errors.TopologyError` (one sentence per problem) for a
+    bad spec or override, a backend that cannot run here, a taken ``base_port``, a node
+    that fails to start, or a topology not ready in time; nothing is left running then.
+    """
+    if isinstance(kind, TopologySpec):
+        if overrides:
+            raise TopologyError(
+                "overrides cannot be combined with a TopologySpec; change the spec."
+            )
+        spec = kind
+    else:
+        spec = load_spec(kind, overrides)
+    backend_impl = create_backend(backend)
+    cleanup.sweep_leftovers(backend=backend_impl.name)
+    topology_id = f"{spec.name}-{secrets.token_hex(4)}"
+    directory = topologies_root() / topology_id
+    directory.mkdir(mode=0o755)
+    topology = Topology(
+        spec,
+        backend_impl,
+        topology_id=topology_id,
+        directory=directory,
+        owner=current_owner(),
+        detached=detached,
+        explicit_ports=base_port is not None,
+    )
+    if not detached:
+        cleanup.register(topology)
+    deadline = time.monotonic() + timeout
+    try:
+        _plan_nodes(topology)
+        _assign_ports(topology, base_port)
+        topology.save_state()
+        _launch_all(topology, deadline)
+        topology.wait_ready(_left(deadline))
+        topology.save_state()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            topology.stop()
+        raise
+    return topology
+
+
+def _left(deadline: float) -> float:
+    return max(1.0, deadline - time.monotonic())
+
+
+def _plan_nodes(topology: Topology) -> None:
+    spec = topology.spec
+    guard = topology.guard
+
+    def add(name: str, kind: str, shard: int | None) -> None:
+        directory = topology.directory / name
+        directory.mkdir(mode=0o755)
+        config = directory / ("sentinel.conf" if kind == "sentinel" else "redis.conf")
+        topology.nodes.append(
+            Node(
+                name=name,
+                kind="sentinel" if kind == "sentinel" else "redis",
+                port=0,
+                directory=directory,
+                config_path=config,
+                shard=shard,
+                guard=guard,
+            )
+        )
+
+    for shard in range(spec.masters):
+        add(f"master-{shard}", "redis", shard)
+    for shard in range(spec.masters):
+        for number in range(1, spec.replicas_per_master + 1):
+            add(f"replica-{shard}-{number}", "redis", shard)
+    for number in range(spec.sentinels):
+        add(f"sentinel-{number}", "sentinel", None)
+
+
+def _assign_ports(topology: Topology, base_port: int | None) -> None:
+    cluster = topology.layout == "cluster"
+    count = len(topology.nodes)
+    if base_port is not None:
+        ports = reserve_ports(range(base_port, base_port + count), with_bus=cluster)
+    else:
+        ports = allocate_ports(count, with_bus=cluster)
+    for node, port in zip(topology.nodes, ports, strict=True):
+        node.port = port
+
+
+def _launch_all(topology: Topology, deadline: float) -> None:
+    spec = topology.spec
+    masters = [n for n in topology.data_nodes if n.name.startswith("master-")]
+    replicas = [n for n in topology.data_nodes if n.name.startswith("replica-")]
+
+    if topology.layout == "cluster":
+        _launch_group(topology, topology.data_nodes, _redis_conf_renderer(topology, {}), deadline)
+        form_cluster(masters, replicas, _left(deadline))
+        return
+
+    _launch_group(topology, masters, _redis_conf_renderer(topology, {}), deadline)
+    if replicas:
+        master_of = {r.name: masters[r.shard or 0] for r in replicas}
+        _launch_group(topology, replicas, _redis_conf_renderer(topology, master_of), deadline)
+    if topology.layout in ("replication", "sentinel") and replicas:
+        wait_until(
+            lambda: check_replication(topology),
+            timeout=_left(deadline),
+            what=f"replication of {topology.kind} topology {topology.id}",
+        )
+    if spec.sentinels:
+        ids = {s.name: secrets.token_hex(20) for s in topology.sentinels}
+        _launch_group(
+            topology, topology.sentinels, _sentinel_conf_renderer(topology, ids), deadline
+        )
+
+
+def _redis_conf_renderer(
+    topology: Topology, master_of: Mapping[str, Node]
+) -> Callable[[Node], str]:
+    def render(node: Node) -> str:
+        master = master_of.get(node.name)
+        return render_redis_conf(
+            topology.spec,
+            port=node.port,
+            directory=node.directory,
+            replica_of=master.port if master is not None else None,
+        )
+
+    return render
+
+
+def _sentinel_conf_renderer(topology: Topology, ids: Mapping[str, str]) -> Callable[[Node], str]:
+    def render(node: Node) -> str:
+        masters = [n for n in topology.data_nodes if n.name.startswith("master-")]
+        return render_sentinel_conf(
+            topology.spec,
+            port=node.port,
+            directory=node.directory,
+            my_id=ids[node.name],
+            master_port=masters[0].port,
+            replica_ports=[n.port for n in topology.data_nodes if n is not masters[0]],
+            peers=[(s.port, ids[s.name]) for s in topology.sentinels if s is not node],
+        )
+
+    return render
+
+
+def _launch_group(
+    topology: Topology, nodes: list[Node], render: Callable[[Node], str], deadline: float
+) -> None:
+    """Launch ``nodes`` (rendering each config file) and wait until they all answer.
+
+    The group is relaunched on fresh ports if one of them lost its port (see module doc):
+    a group's configs may name each other's ports, so the whole group moves together.
+    """
+    backend = topology.backend_impl
+    for attempt in range(_PORT_ATTEMPTS):
+        for node in nodes:
+            node.config_path.write_text(render(node))
+            node.attach(backend.create(_plan(topology, node)))
+
+        def start(node: Node) -> None:
+            node.runtime.start()
+            node.state = "running"
+
+        if backend.parallel_launch and len(nodes) > 1:
+            with ThreadPoolExecutor(max_workers=min(8, len(nodes))) as pool:
+                for future in [pool.submit(start, n) for n in nodes]:
+                    future.result()
+        else:
+            for node in nodes:
+                start(node)
+        topology.save_state()
+        try:
+            for node in nodes:
+                node.wait_answering(_left(deadline))
+            return
+        except PortConflictError:
+            if topology.explicit_ports or attempt == _PORT_ATTEMPTS - 1:
+                raise
+            for node in nodes:
+                node.runtime.remove()
+            cluster = topology.layout == "cluster"
+            release_ports([n.port for n in nodes], with_bus=cluster)
+            for node, port in zip(nodes, allocate_ports(len(nodes), with_bus=cluster), strict=True):
+                node.port = port
+
+
+def _plan(topology: Topology, node: Node) -> LaunchPlan:
+    return LaunchPlan(
+        topology_id=topology.id,
+        node_name=node.name,
+        kind=node.kind,
+        port=node.port,
+        directory=Path(node.directory),
+        config_path=node.config_path,
+        owner=topology.owner,
+        detached=topology.detached,
+    )
