@@ -100,19 +100,6 @@ def test_release_wakes_a_waiter_at_once(
     bob(lock.unlock)
 
 
-def test_watchdog_keeps_a_lock_past_its_timeout(
-    make_client: Callable[..., Any], flavor: Flavor, lock_name: str
-) -> None:
-    lock = make_client(lock_watchdog_timeout=3.0).get_lock(lock_name)
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
-    alice(lock.lock)
-    time.sleep(10)
-    assert bob(lock.try_lock) is False
-    assert alice(lock.is_held_by_current_thread) is True
-    assert alice(lock.remain_time_to_live) > 1.5  # renewed every second, to 3 s
-    alice(lock.unlock)
-
-
 def test_lost_lock_is_reported_and_unlock_raises(
     make_client: Callable[..., Any], flavor: Flavor, lock_name: str, topology: Topology
 ) -> None:

@@ -48,3 +48,9 @@ def write_redlock_config() -> Callable[..., str]:
         return str(path)
 
     return write
+
+
+@pytest.fixture
+def make_redlock_configs() -> Callable[..., list[Config]]:
+    """``make_redlock_configs(topology, **settings)``: see :func:`redlock_configs`."""
+    return redlock_configs

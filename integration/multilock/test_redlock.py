@@ -107,32 +107,46 @@ def test_a_paused_master_costs_one_member_timeout(
 
 
 def test_watchdog_keeps_a_redlock_and_reports_it_below_quorum(
-    flavor: Flavor, topology_factory: Callable[..., Topology],
-    redlock_clients: Callable[..., list[Any]], lock_name: str,
+    topology_factory: Callable[..., Topology],
+    make_redlock_configs: Callable[..., list[Any]],
+    lock_name: str,
 ) -> None:
+    # Both APIs on one topology, so the waits are spent once.
     topology = topology_factory("redlock")
-    clients = redlock_clients(topology, lock_watchdog_timeout=3.0)
-    events: list[LockLost] = []
-    redlock = flavor.redlock.for_name(lock_name, clients, on_lock_lost=events.append)
-    alice = flavor.owner("alice")
-    alice(redlock.lock)
-    time.sleep(10)
-    for node in topology.data_nodes:
-        assert 1.5 < node.client().pttl(lock_name) / 1000 <= 3.0
-    for node in topology.data_nodes[:2]:
-        node.kill()
-    time.sleep(4)  # two lost members: still a quorum, nothing to report
-    assert events == []
-    topology.data_nodes[2].kill()
+    flavors = [Flavor("sync"), Flavor("asyncio")]
+    try:
+        held = []
+        for flavor in flavors:
+            events: list[LockLost] = []
+            configs = make_redlock_configs(topology, lock_watchdog_timeout=3.0)
+            clients = [flavor.create_client(c) for c in configs]
+            name = f"{lock_name}:{flavor.name}"
+            redlock = flavor.redlock.for_name(name, clients, on_lock_lost=events.append)
+            holder = flavor.owner("holder")
+            holder(redlock.lock)
+            held.append((flavor.name, name, redlock, holder, events))
+        time.sleep(10)
+        for _, name, _, _, _ in held:
+            for node in topology.data_nodes:
+                assert 1.5 < node.client().pttl(name) / 1000 <= 3.0
+        for node in topology.data_nodes[:2]:
+            node.kill()
+        time.sleep(4)  # two lost members: still a quorum, nothing to report
+        assert all(events == [] for *_, events in held)
+        topology.data_nodes[2].kill()
+        for flavor_name, _, redlock, holder, events in held:
 
-    def told() -> None:
-        if not events:
-            raise NotYet("no lost-lock report yet")
+            def told(events: list[LockLost] = events) -> None:
+                if not events:
+                    raise NotYet("no lost-lock report yet")
 
-    wait_until(told, timeout=3.0 + 2.0, what="the RedLock's lost report")
-    assert len(events) == 1 and "RedLock" in events[0].name
-    with pytest.raises(LockNotOwnedError):
-        alice(redlock.unlock)
+            wait_until(told, timeout=3.0 + 2.0, what=f"the {flavor_name} RedLock's lost report")
+            assert len(events) == 1 and "RedLock" in events[0].name
+            with pytest.raises(LockNotOwnedError):
+                holder(redlock.unlock)
+    finally:
+        for flavor in flavors:
+            flavor.close()
 
 
 def test_redlock_excludes_across_processes(

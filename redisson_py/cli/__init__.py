@@ -28,7 +28,11 @@ from redisson_py.errors import RedissonError
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # One line per subcommand module.
-COMMAND_MODULES: tuple[str, ...] = ("redisson_py.cli.topology",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "redisson_py.cli.topology",
+    "redisson_py.cli.chaos",
+    "redisson_py.cli.demo",
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 1

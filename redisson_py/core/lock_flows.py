@@ -40,6 +40,9 @@ Flow = Generator[Effect, Any, Any]
 RETRYABLE: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError)
 """Errors after which a command is retried (redis-py's ConnectionError covers LOADING)."""
 
+WAIT_THROUGH: tuple[type[BaseException], ...] = (NoSyncedReplicasError, *RETRYABLE)
+"""Errors a waiting acquire outlasts while its wait time lasts (what a failover raises)."""
+
 POLL_WITHOUT_SUBSCRIPTION = 0.5
 """Longest sleep between tries when the unlock channel could not be subscribed."""
 
@@ -186,7 +189,7 @@ def _acquire_once(ref: LockRef, lease: float | None) -> Generator[Effect, Any, A
     return reply
 
 
-def _release_command(ref: LockRef, expect_count: int = 0) -> ScriptCommand:
+def release_command(ref: LockRef, expect_count: int = 0) -> ScriptCommand:
     request_id = uuid.uuid4().hex
     return ScriptCommand(
         scripts.RELEASE,
@@ -205,7 +208,7 @@ def _undo_if_applied(ref: LockRef, expect_count: int) -> Generator[Effect, Any, 
     """Release one hold if the owner's count is ``expect_count``; one try, never raises
     (if it fails, the hold was never recorded, so it is not renewed and expires)."""
     with contextlib.suppress(Exception):
-        yield Call(ref.target, ref.name, (_release_command(ref, expect_count),))
+        yield Call(ref.target, ref.name, (release_command(ref, expect_count),))
 
 
 def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
@@ -214,8 +217,9 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     A waiter subscribes to the unlock channel before it retries, then sleeps until a
     message or the holder's remaining TTL, whichever comes first, so a lost message or
     a failover costs at most one TTL. A grant the replicas did not acknowledge is undone
-    and retried while time remains; at the deadline :class:`NoSyncedReplicasError` is
-    raised if that is why the lock was not taken.
+    and retried while time remains, and so are connection errors (a failover); at the
+    deadline the last such error is raised (:class:`NoSyncedReplicasError`, or redis-py's
+    ``ConnectionError``) if that, not another holder, is why the lock was not taken.
     """
     settings = ref.state.settings
     deadline = None if wait is None else time.monotonic() + max(0.0, wait)
@@ -224,14 +228,19 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         return None if deadline is None else deadline - time.monotonic()
 
     def attempt() -> Generator[Effect, Any, AcquireReply]:
+        # A waiter keeps waiting through what a failover looks like from here (refused
+        # or unsynced grants, connection errors past the per-command retries) while its
+        # wait time lasts; only then is the last such error raised.
+        failures = 0
         while True:
             try:
                 return (yield from _acquire_once(ref, lease))
-            except NoSyncedReplicasError:
+            except WAIT_THROUGH:
                 left = remaining()
                 if left is not None and left <= 0:
                     raise
-                pause = settings.retry_delay(1)
+                failures += 1
+                pause = settings.retry_delay(failures)
                 yield Sleep(pause if left is None else min(pause, left))
 
     reply = yield from attempt()
@@ -279,17 +288,30 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     return acquired
 
 
+def forget_one_hold(ref: LockRef) -> None:
+    """After a release whose outcome is unknown: count the hold as released here, so its
+    renewal stops (as Redisson does) and at worst the key expires after its TTL, rather
+    than a watchdog renewing for ever a lock its owner believes released."""
+    holds = ref.state.holds
+    holds.released(ref.name, ref.owner, holds.count(ref.name, ref.owner, time.monotonic()) - 1)
+
+
 def unlock(ref: LockRef) -> Flow:
     """Release one hold. Raises :class:`LockNotOwnedError` when the owner holds none,
-    or when this client already reported the hold lost (even if the key came back)."""
+    or when this client already reported the hold lost (even if the key came back).
+    When Redis cannot be reached (the error is raised), the hold stops being renewed."""
     holds = ref.state.holds
     was_lost = holds.was_lost(ref.name, ref.owner)
-    command = _release_command(ref)
+    command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
         result = yield from call_with_retry(ref, lambda attempt: (command,))
     except ResponseError as error:
+        forget_one_hold(ref)
         raise _wrap_reply_error(ref, error) from error
+    except BaseException:
+        forget_one_hold(ref)
+        raise
     finally:
         holds.releasing(ref.name, ref.owner, -1)
     left = decode_release(result.replies[0])

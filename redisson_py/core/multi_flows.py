@@ -26,9 +26,10 @@ from redisson_py.core.holds import Hold, LostCallback, report_lost
 from redisson_py.core.lock_flows import (
     AcquireReply,
     LockRef,
-    _release_command,
     decode_acquire,
     decode_release,
+    forget_one_hold,
+    release_command,
     to_millis,
 )
 from redisson_py.errors import LockNotOwnedError, LockUnavailableError
@@ -176,7 +177,7 @@ def _undo_round(
             expect = outcome.prior + 1
         else:
             continue
-        calls[index] = Call(ref.target, ref.name, (_release_command(ref, expect),), timeout=timeout)
+        calls[index] = Call(ref.target, ref.name, (release_command(ref, expect),), timeout=timeout)
     leader = leader_index(refs) if leader_last else -1
     first = tuple(call for index, call in calls.items() if index != leader)
     if first:
@@ -301,7 +302,7 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
     """
     settings = refs[0].state.settings
     calls = tuple(
-        Call(ref.target, ref.name, (_release_command(ref),), timeout=settings.command_timeout)
+        Call(ref.target, ref.name, (release_command(ref),), timeout=settings.command_timeout)
         for ref in refs
     )
     for ref in refs:
@@ -316,6 +317,7 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
     for ref, result in zip(refs, results, strict=True):
         if isinstance(result, BaseException):
             failures.append(f"{_member_label(ref)}: {result}")
+            forget_one_hold(ref)
             continue
         left = decode_release(result.replies[0])
         if left is None:

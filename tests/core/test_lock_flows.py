@@ -180,3 +180,12 @@ def test_a_retried_release_reuses_its_request_id() -> None:
     assert again.keys == first.keys  # the same latch key: the same request
     step.send(CallResult((0,)))
     assert step.done
+
+
+def test_a_waiting_acquire_outlasts_a_failover() -> None:
+    step = Stepper(lock_flows.try_lock(make_ref(), None, None))  # lock(): no deadline
+    for _ in range(6):  # three times the per-command retries
+        assert isinstance(step.throw(RedisConnectionError("master gone")), Sleep)
+        step.send(None)
+    step.send(granted())
+    assert step.done and step.result is True
