@@ -21,17 +21,15 @@ from redisson_py.core.effects import (
     Subscribe,
     Unsubscribe,
     WaitSignal,
+    by_target,
 )
 
 T = TypeVar("T")
 
 
 async def _gather(effect: Gather) -> list[Any]:
-    by_target: dict[int, tuple[Any, list[int]]] = {}
-    for index, call in enumerate(effect.calls):
-        by_target.setdefault(id(call.target), (call.target, []))[1].append(index)
     results: list[Any] = [None] * len(effect.calls)
-    shares = list(by_target.values())
+    shares = by_target(effect.calls)
     batches = await asyncio.gather(
         *(target.execute_many([effect.calls[i] for i in indexes]) for target, indexes in shares)
     )

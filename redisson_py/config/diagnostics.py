@@ -48,7 +48,7 @@ def format_path(path: KeyPath) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         elif not _PLAIN_KEY.fullmatch(part):
-            out += f"[{part!r}]"  # a map key such as "10.0.0.5:6379"
+            out += f"[{part!r}]"  # a map key such as "node-5.internal:6379"
         else:
             out += f".{part}" if out else part
     return out

@@ -5,9 +5,9 @@ NAT or in containers those are not reachable from the client. A mapper turns eac
 ``(host, port)`` into the one to dial. Redisson's YAML forms are accepted::
 
     natMapper: !<org.redisson.config.HostPortNatMapper>
-      hostsPortMap: {"10.0.0.5:6379": "127.0.0.1:16379"}
-    natMapper: !<org.redisson.config.HostNatMapper> {hostsMap: {"10.0.0.5": "127.0.0.1"}}
-    natMap: {"10.0.0.5:6379": "127.0.0.1:16379"}      # legacy, same as HostPortNatMapper
+      hostsPortMap: {"node-5.internal:6379": "127.0.0.1:16379"}
+    natMapper: !<org.redisson.config.HostNatMapper> {hostsMap: {"node-5.internal": "127.0.0.1"}}
+    natMap: {"node-5.internal:6379": "127.0.0.1:16379"}      # legacy, same as HostPortNatMapper
 
 (older Redisson versions spelled the package ``org.redisson.api``; both are accepted.)
 """

@@ -148,3 +148,12 @@ class Direct:
 
 
 Effect = Call | Direct | Gather | Subscribe | Unsubscribe | WaitSignal | Sleep
+
+
+def by_target(calls: tuple[Call | Direct, ...]) -> list[tuple[Any, list[int]]]:
+    """Group the calls of a :class:`Gather` by their manager: (target, indexes) pairs,
+    in first-seen order. Each manager sends its share on one connection per node."""
+    groups: dict[int, tuple[Any, list[int]]] = {}
+    for index, call in enumerate(calls):
+        groups.setdefault(id(call.target), (call.target, []))[1].append(index)
+    return list(groups.values())

@@ -191,7 +191,22 @@ class MasterSlaveMode(Mode):
         return checked.view
 
 
-class SentinelMode(Mode):
+class _ScanningMode(Mode):
+    """Sentinel and cluster: the topology is read from the nodes every scan interval,
+    and the addresses they announce go through the NAT map."""
+
+    def __init__(self, section: SentinelServersConfig | ClusterServersConfig, config: Config):
+        super().__init__(section, config)
+        self._scan_interval = section.scan_interval
+        nat = section.nat_mapper
+        self.nat: NatMap = nat.map if nat is not None else (lambda h, p: (h, p))
+
+    @property
+    def scan_interval(self) -> float | None:
+        return self._scan_interval
+
+
+class SentinelMode(_ScanningMode):
     kind = "sentinel"
 
     def __init__(self, section: SentinelServersConfig, config: Config):
@@ -204,12 +219,6 @@ class SentinelMode(Mode):
         # credentials, which the connection options add.
         first = self.sentinels[0]
         self.data_template = Address(first.scheme, first.host, first.port)
-        nat = section.nat_mapper
-        self.nat: NatMap = nat.map if nat is not None else (lambda h, p: (h, p))
-
-    @property
-    def scan_interval(self) -> float | None:
-        return self.section.scan_interval
 
     def seeds(self) -> list[Address]:
         return list(self.sentinels)
@@ -274,7 +283,7 @@ class SentinelMode(Mode):
         return discovery.view
 
 
-class ClusterMode(Mode):
+class ClusterMode(_ScanningMode):
     kind = "cluster"
     routes_by_slot = True
 
@@ -282,12 +291,6 @@ class ClusterMode(Mode):
         super().__init__(section, config)
         self.section: ClusterServersConfig = section
         self.nodes = [parse_address(a) for a in section.node_addresses]
-        nat = section.nat_mapper
-        self.nat: NatMap = nat.map if nat is not None else (lambda h, p: (h, p))
-
-    @property
-    def scan_interval(self) -> float | None:
-        return self.section.scan_interval
 
     def seeds(self) -> list[Address]:
         return list(self.nodes)

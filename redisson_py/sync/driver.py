@@ -21,18 +21,16 @@ from redisson_py.core.effects import (
     Subscribe,
     Unsubscribe,
     WaitSignal,
+    by_target,
 )
 
 T = TypeVar("T")
 
 
 def _gather(effect: Gather) -> list[Any]:
-    by_target: dict[int, tuple[Any, list[int]]] = {}
-    for index, call in enumerate(effect.calls):
-        by_target.setdefault(id(call.target), (call.target, []))[1].append(index)
     results: list[Any] = [None] * len(effect.calls)
     started = []
-    for target, indexes in by_target.values():
+    for target, indexes in by_target(effect.calls):
         # Every target sends its share first; the replies are read afterwards, so the
         # round trips of all targets overlap.
         started.append((indexes, target.start([effect.calls[i] for i in indexes])))

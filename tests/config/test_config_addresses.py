@@ -70,7 +70,7 @@ def test_redact() -> None:
 
 
 def test_with_endpoint_keeps_scheme_and_credentials() -> None:
-    seed = parse_address("rediss://u:pw@10.0.0.1:7000")
+    seed = parse_address("rediss://u:pw@node-1.internal:7000")
     moved = seed.with_endpoint("127.0.0.1", 17000)
     assert moved == Address("rediss", "127.0.0.1", 17000, "u", Secret("pw"))
     assert moved.host_port == "127.0.0.1:17000"

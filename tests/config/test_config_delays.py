@@ -114,11 +114,11 @@ def test_format_duration_like_java() -> None:
 
 def test_host_port_nat_mapper() -> None:
     mapper = HostPortNatMapper(
-        {"172.17.0.2:6379": "127.0.0.1:16379", "[fd00::1]:7000": "[::1]:7000"}
+        {"redis-master:6379": "127.0.0.1:16379", "[2001:db8::1]:7000": "[::1]:7000"}
     )
-    assert mapper.map("172.17.0.2", 6379) == ("127.0.0.1", 16379)
-    assert mapper.map("172.17.0.2", 6380) == ("172.17.0.2", 6380)  # unmapped: as announced
-    assert mapper.map("fd00::1", 7000) == ("::1", 7000)
+    assert mapper.map("redis-master", 6379) == ("127.0.0.1", 16379)
+    assert mapper.map("redis-master", 6380) == ("redis-master", 6380)  # unmapped: as announced
+    assert mapper.map("2001:db8::1", 7000) == ("::1", 7000)
     with pytest.raises(ValueError, match="host:port"):
         HostPortNatMapper({"a:1": "b"})
 

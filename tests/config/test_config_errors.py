@@ -300,8 +300,8 @@ CASES = [
     _case(
         "bad natMap target",
         "clusterServersConfig:\n  password: PW\n  nodeAddresses: [redis://127.0.0.1:7000]\n"
-        "  natMap:\n    '10.0.0.1:7000': nowhere\n",
-        "clusterServersConfig.natMap['10.0.0.1:7000']",
+        "  natMap:\n    'node-1.internal:7000': nowhere\n",
+        "clusterServersConfig.natMap['node-1.internal:7000']",
         5,
         "expected 'host:port'",
     ),

@@ -75,7 +75,7 @@ def test_example_values_are_typed() -> None:
     assert sentinel.read_mode is ReadMode.MASTER
     assert sentinel.scan_interval == 1.0
     assert isinstance(sentinel.nat_mapper, HostPortNatMapper)
-    assert sentinel.nat_mapper.map("172.17.0.2", 6379) == ("127.0.0.1", 6379)
+    assert sentinel.nat_mapper.map("redis-master", 6379) == ("127.0.0.1", 6379)
     cluster = Config.from_yaml(CONFIG_DIR / "cluster.yaml", env={}).cluster_servers_config
     assert cluster is not None
     assert cluster.sharded_subscription_mode is ShardedSubscriptionMode.AUTO

@@ -180,28 +180,28 @@ def test_nat_mapper_tags_are_mapped(package: str) -> None:
         "  masterName: mymaster\n"
         "  sentinelAddresses: [redis://127.0.0.1:26379]\n"
         f"  natMapper: !<{package}.HostPortNatMapper>\n"
-        "    hostsPortMap: {'172.17.0.2:6379': '127.0.0.1:16379'}\n"
+        "    hostsPortMap: {'redis-master:6379': '127.0.0.1:16379'}\n"
     )
     section = config.sentinel_servers_config
     assert section is not None
-    assert section.nat_mapper == HostPortNatMapper({"172.17.0.2:6379": "127.0.0.1:16379"})
+    assert section.nat_mapper == HostPortNatMapper({"redis-master:6379": "127.0.0.1:16379"})
     hosts = Config.from_yaml(
         "clusterServersConfig:\n"
         "  nodeAddresses: [redis://127.0.0.1:7000]\n"
-        f"  natMapper: !<{package}.HostNatMapper> {{hostsMap: {{'10.0.0.1': '127.0.0.1'}}}}\n"
+        f"  natMapper: !<{package}.HostNatMapper> {{hostsMap: {{'node-1.internal': '127.0.0.1'}}}}\n"
     ).cluster_servers_config
     assert hosts is not None
-    assert hosts.nat_mapper == HostNatMapper({"10.0.0.1": "127.0.0.1"})
+    assert hosts.nat_mapper == HostNatMapper({"node-1.internal": "127.0.0.1"})
 
 
 def test_legacy_nat_map_and_default_mapper() -> None:
     cluster = Config.from_yaml(
         "clusterServersConfig:\n"
         "  nodeAddresses: [redis://127.0.0.1:7000]\n"
-        "  natMap: {'10.0.0.1:7000': '127.0.0.1:17000'}\n"
+        "  natMap: {'node-1.internal:7000': '127.0.0.1:17000'}\n"
     ).cluster_servers_config
     assert cluster is not None
-    assert cluster.nat_mapper == HostPortNatMapper({"10.0.0.1:7000": "127.0.0.1:17000"})
+    assert cluster.nat_mapper == HostPortNatMapper({"node-1.internal:7000": "127.0.0.1:17000"})
     direct = Config.from_yaml(
         "clusterServersConfig:\n"
         "  nodeAddresses: [redis://127.0.0.1:7000]\n"
@@ -395,7 +395,7 @@ def test_to_yaml_looks_like_redissons() -> None:
     config = Config()
     config.use_cluster_servers(
         node_addresses=["redis://127.0.0.1:7000"],
-        nat_mapper=HostPortNatMapper({"10.0.0.1:7000": "127.0.0.1:7000"}),
+        nat_mapper=HostPortNatMapper({"node-1.internal:7000": "127.0.0.1:7000"}),
     )
     text = config.to_yaml()
     assert text.startswith(
