@@ -61,7 +61,7 @@ def _load(topology: str, mode: str, runs: int, backend: str, *, duration: float,
             f"violations, {outcome.operations} sections, {outcome.acquire_errors} failed "
             f"acquires, {outcome.unlock_errors} failed unlocks, {outcome.lost} lost"
         )
-    p50, worst = _times([w for o in outcomes for w in o.waits])
+    p50, worst = _times([o.window for o in outcomes])
     note = (f"{sum(o.lost for o in outcomes)} unlocks found the lock lost, "
             f"{sum(o.unlock_errors for o in outcomes)} failed")
     return Summary("load", outcomes[0].topology, mode, runs,
