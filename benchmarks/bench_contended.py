@@ -1,0 +1,153 @@
+"""Contended throughput: 2 processes x 4 threads (or 4 asyncio tasks) on one lock.
+
+Each owner loops ``acquire()``; ``release()`` with an empty critical section. The
+processes start together at a shared ``time.monotonic()`` instant, a sampler thread in
+each reads the owners' counts at the end of each of three equal windows, and the result
+is the median window's acquisitions per second over both processes. How evenly the
+acquisitions were shared is Jain's fairness index over the 8 owners (1.0: equal shares,
+0.125: one owner got everything): a lock that lets the releasing owner take it straight
+back scores high throughput and low fairness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import threading
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from benchmarks.contenders import AsyncContender, Contender, Server
+from benchmarks.stats import jain_fairness, median
+
+KINDS = ("ours", "ours-asyncio", "redis-py", "python-redis-lock", "pottery")
+PROCESSES = 2
+OWNERS = 4
+WINDOWS = 3
+
+
+def _sample(counts: list[int], start: float, window: float) -> list[int]:
+    """Total count at the end of each window (runs in a thread)."""
+    totals = []
+    for number in range(1, WINDOWS + 1):
+        time.sleep(max(0.0, start + number * window - time.monotonic()))
+        totals.append(sum(counts))
+    return totals
+
+
+def _run_threads(kind: str, server: Server, name: str, conn: Connection) -> None:
+    contender = Contender(kind, [server])
+    cycles = [contender.lock(name) for _ in range(OWNERS)]
+    counts = [0] * OWNERS
+    conn.send("ready")
+    start, window = conn.recv()
+    end = start + WINDOWS * window
+
+    def owner(index: int) -> None:
+        cycle = cycles[index]
+        time.sleep(max(0.0, start - time.monotonic()))
+        while time.monotonic() < end:
+            cycle.acquire()
+            cycle.release()
+            counts[index] += 1
+
+    threads = [threading.Thread(target=owner, args=(i,)) for i in range(OWNERS)]
+    for thread in threads:
+        thread.start()
+    totals = _sample(counts, start, window)
+    for thread in threads:
+        thread.join()
+    contender.close()
+    conn.send((totals, counts))
+
+
+def _run_tasks(kind: str, server: Server, name: str, conn: Connection) -> None:
+    async def main() -> tuple[list[int], list[int]]:
+        contender = AsyncContender(kind, server)
+        await contender.start()
+        cycles = [contender.lock(name) for _ in range(OWNERS)]
+        counts = [0] * OWNERS
+        conn.send("ready")
+        start, window = await asyncio.to_thread(conn.recv)
+        end = start + WINDOWS * window
+
+        async def owner(index: int) -> None:
+            cycle = cycles[index]
+            await asyncio.sleep(max(0.0, start - time.monotonic()))
+            while time.monotonic() < end:
+                await cycle.acquire()
+                await cycle.release()
+                counts[index] += 1
+
+        # The sampler is a thread: a task would be delayed by owners that never yield.
+        sampler = asyncio.create_task(asyncio.to_thread(_sample, counts, start, window))
+        await asyncio.gather(*(owner(i) for i in range(OWNERS)))
+        totals = await sampler
+        await contender.close()
+        return totals, counts
+
+    conn.send(asyncio.run(main()))
+
+
+def _process(kind: str, port: int, name: str, conn: Connection) -> None:
+    if kind.endswith("asyncio"):
+        _run_tasks(kind, Server(port), name, conn)
+    else:
+        _run_threads(kind, Server(port), name, conn)
+
+
+def _measure(kind: str, server: Server, window: float) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    name = f"bench:contended:{kind}"
+    pipes, processes = [], []
+    try:
+        for _ in range(PROCESSES):
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=_process, args=(kind, server.port, name, theirs), daemon=True
+            )
+            process.start()
+            pipes.append(ours)
+            processes.append(process)
+        for pipe in pipes:
+            if not pipe.poll(60):
+                raise RuntimeError(f"contended {kind}: a worker process did not start")
+            pipe.recv()
+        start = time.monotonic() + 0.3
+        for pipe in pipes:
+            pipe.send((start, window))
+        reports = []
+        for pipe in pipes:
+            if not pipe.poll(WINDOWS * window + 60):
+                raise RuntimeError(f"contended {kind}: a worker process did not report")
+            reports.append(pipe.recv())
+        for process in processes:
+            process.join(10)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join()
+    totals = [sum(report[0][w] for report in reports) for w in range(WINDOWS)]
+    per_window = [b - a for a, b in zip([0, *totals[:-1]], totals, strict=True)]
+    rates = [n / window for n in per_window]
+    owners = [count for report in reports for count in report[1]]
+    return {
+        "window_rates": rates,
+        "rate": median(rates),
+        "owner_counts": owners,
+        "fairness": jain_fairness(owners),
+    }
+
+
+def run(server: Server, *, window: float = 2.0) -> dict[str, Any]:
+    """Acquisitions/s of every kind under contention, with fairness."""
+    results = {kind: _measure(kind, server, window) for kind in KINDS}
+    return {
+        "unit": "acquisitions/s",
+        "layout": f"{PROCESSES} processes x {OWNERS} owners",
+        "window_seconds": window,
+        "windows": WINDOWS,
+        "results": results,
+    }

@@ -1,0 +1,271 @@
+"""The locks under test, each used the way its documentation shows, behind one shape.
+
+A :class:`Cycle` is one lock handle with ``acquire()`` (blocking until held) and
+``release()``; :class:`AsyncCycle` the same with coroutines. A :class:`Contender` builds
+handles of one kind on given servers and owns the clients it made. Kinds:
+
+- ``floor``: redisson-py's own ACQUIRE and RELEASE scripts sent by plain redis-py
+  ``evalsha`` with exactly the KEYS and ARGV the library sends (lease, owner field, fresh
+  request id and latch key per release, latch lifetime from the library's own settings).
+  It cannot wait for a held lock: it is the cost of the two round trips and nothing else.
+- ``ours``: ``Redisson.create(config).get_lock(name)``, ``lock()``/``unlock()`` without
+  a lease (the watchdog's 30 s, renewed), as a user writes it.
+- ``redis-py``: ``redis.Redis().lock(name, timeout=30)``, ``acquire()``/``release()``
+  with its default ``sleep=0.1`` polling.
+- ``python-redis-lock``: ``redis_lock.Lock(conn, name, expire=30)``.
+- ``pottery``: ``pottery.Redlock(key=name, masters={...}, auto_release_time=30)``.
+- ``ours-redlock``: ``RedLock.for_name(name, clients)``, one client per master.
+- ``floor-many``: the floor over several masters: each script sent to every master (one
+  connection each) before any reply is read; the least a Python RedLock can cost.
+
+Every lock expires after 30 s if its owner dies, so all of them do comparable work.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+
+from redisson_py import Config, Redisson, RedLock
+from redisson_py import asyncio as aio
+from redisson_py.core import naming, scripts
+from redisson_py.core.lock_flows import to_millis
+from redisson_py.core.modes import mode_for
+from redisson_py.core.options import lock_settings
+
+LEASE_SECONDS = 30
+"""Every contender's lock lifetime: redisson-py's default watchdog timeout."""
+
+SYNC_KINDS = ("floor", "ours", "redis-py", "python-redis-lock", "pottery")
+ASYNC_KINDS = ("floor-asyncio", "ours-asyncio")
+
+LABELS = {
+    "floor": "floor: 2 scripts by redis-py EVALSHA",
+    "floor-asyncio": "floor, asyncio",
+    "ours": "redisson-py",
+    "ours-asyncio": "redisson-py asyncio",
+    "redis-py": "redis-py Lock",
+    "python-redis-lock": "python-redis-lock",
+    "pottery": "pottery Redlock (1 master)",
+    "reference": "PUBLISH + 1 round trip",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """One redis-server on 127.0.0.1."""
+
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
+
+    def redis(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port)
+
+    def aioredis(self) -> aioredis.Redis:
+        return aioredis.Redis(host="127.0.0.1", port=self.port)
+
+
+def redisson_config(server: Server, **settings: Any) -> Config:
+    """A single-server Redisson config for ``server`` with top-level ``settings``."""
+    config = Config()
+    config.use_single_server(address=server.address)
+    for name, value in settings.items():
+        setattr(config, name, value)
+    return config
+
+
+def latch_millis(config: Config) -> int:
+    """The latch lifetime redisson-py sends with a release under ``config``."""
+    return to_millis(lock_settings(config, mode_for(config).section).latch_ttl)
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """One lock handle, for one thread: ``acquire()`` blocks until held."""
+
+    acquire: Callable[[], object]
+    release: Callable[[], object]
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncCycle:
+    """One lock handle, for one task."""
+
+    acquire: Callable[[], Awaitable[object]]
+    release: Callable[[], Awaitable[object]]
+
+
+_floor_owner_ids = itertools.count(1)
+
+
+class FloorScripts:
+    """The floor's two calls for one lock name and one owner (see the module docstring)."""
+
+    def __init__(self, name: str, latch_ms: int):
+        self.name = name
+        self.channel = naming.channel_name(name)
+        self.owner = f"{uuid.uuid4()}:{next(_floor_owner_ids)}"
+        self.latch_ms = latch_ms
+        self.lease_ms = LEASE_SECONDS * 1000
+
+    def acquire_args(self) -> tuple[Any, ...]:
+        return (scripts.ACQUIRE.sha, 1, self.name, self.lease_ms, self.owner, "0")
+
+    def release_args(self) -> tuple[Any, ...]:
+        latch = naming.unlock_latch_name(self.name, uuid.uuid4().hex)
+        return (
+            scripts.RELEASE.sha,
+            3,
+            self.name,
+            self.channel,
+            latch,
+            naming.UNLOCK_MESSAGE,
+            self.owner,
+            "publish",
+            self.latch_ms,
+            "0",
+        )
+
+
+def _floor_many_cycle(clients: list[redis.Redis], name: str, latch_ms: int) -> Cycle:
+    # Connections held for good: this is the floor, with no pool in the way.
+    connections: list[Any] = [c.connection_pool.get_connection() for c in clients]
+    calls = [FloorScripts(name, latch_ms) for _ in clients]
+
+    def both(args: Callable[[FloorScripts], tuple[Any, ...]]) -> list[Any]:
+        for connection, call in zip(connections, calls, strict=True):
+            connection.send_command("EVALSHA", *args(call))
+        return [connection.read_response() for connection in connections]
+
+    def acquire() -> None:
+        if any(int(reply[0]) != 1 for reply in both(FloorScripts.acquire_args)):
+            raise RuntimeError(f"floor: {name!r} is held by someone else")
+
+    def release() -> None:
+        both(FloorScripts.release_args)
+
+    return Cycle(acquire, release)
+
+
+def _floor_cycle(client: redis.Redis, name: str, latch_ms: int) -> Cycle:
+    calls = FloorScripts(name, latch_ms)
+
+    def acquire() -> None:
+        reply = client.evalsha(*calls.acquire_args())
+        if int(reply[0]) != 1:
+            raise RuntimeError(f"floor: {name!r} is held by someone else")
+
+    def release() -> None:
+        client.evalsha(*calls.release_args())
+
+    return Cycle(acquire, release)
+
+
+class Contender:
+    """Builds lock handles of one sync ``kind`` on ``servers`` (the first one for the
+    single-master kinds); :meth:`close` releases the clients it made."""
+
+    def __init__(self, kind: str, servers: list[Server]):
+        self.kind = kind
+        self.servers = servers
+        self._closers: list[Callable[[], object]] = []
+        self._lock = threading.Lock()
+        if kind in ("floor", "floor-many", "redis-py", "python-redis-lock", "pottery"):
+            self.clients = [s.redis() for s in servers]
+            self._closers += [c.close for c in self.clients]
+            if kind.startswith("floor"):
+                self.latch_ms = latch_millis(redisson_config(servers[0]))
+                for client in self.clients:
+                    for source in (scripts.ACQUIRE.source, scripts.RELEASE.source):
+                        client.script_load(source)
+        elif kind in ("ours", "ours-redlock"):
+            self.redissons = [Redisson.create(redisson_config(s)) for s in servers]
+            self._closers += [c.shutdown for c in self.redissons]
+        else:
+            raise ValueError(f"unknown sync contender {kind!r}")
+
+    def lock(self, name: str) -> Cycle:
+        """A new handle on lock ``name`` (use one per thread)."""
+        kind = self.kind
+        if kind == "floor":
+            return _floor_cycle(self.clients[0], name, self.latch_ms)
+        if kind == "floor-many":
+            return _floor_many_cycle(self.clients, name, self.latch_ms)
+        if kind == "ours":
+            lock = self.redissons[0].get_lock(name)
+            return Cycle(lock.lock, lock.unlock)
+        if kind == "ours-redlock":
+            red = RedLock.for_name(name, self.redissons)
+            return Cycle(red.lock, red.unlock)
+        if kind == "redis-py":
+            peer: Any = self.clients[0].lock(name, timeout=LEASE_SECONDS)
+            return Cycle(peer.acquire, peer.release)
+        if kind == "python-redis-lock":
+            import redis_lock  # noqa: PLC0415 - a bench extra, imported when used
+
+            peer = redis_lock.Lock(self.clients[0], name, expire=LEASE_SECONDS)
+            return Cycle(peer.acquire, peer.release)
+        from pottery import Redlock  # noqa: PLC0415 - a bench extra, imported when used
+
+        peer = Redlock(key=name, masters=set(self.clients), auto_release_time=LEASE_SECONDS)
+        return Cycle(peer.acquire, peer.release)
+
+    def close(self) -> None:
+        for close in self._closers:
+            close()
+
+
+class AsyncContender:
+    """Builds asyncio lock handles of one kind on one server; create and use it inside
+    one event loop."""
+
+    def __init__(self, kind: str, server: Server):
+        if kind not in ASYNC_KINDS:
+            raise ValueError(f"unknown asyncio contender {kind!r}")
+        self.kind = kind
+        self.server = server
+        self.client: aioredis.Redis | None = None
+        self.redisson: aio.Redisson | None = None
+        self.latch_ms = latch_millis(redisson_config(server))
+
+    async def start(self) -> None:
+        if self.kind == "floor-asyncio":
+            self.client = self.server.aioredis()
+            for source in (scripts.ACQUIRE.source, scripts.RELEASE.source):
+                await self.client.script_load(source)
+        else:
+            self.redisson = await aio.Redisson.create(redisson_config(self.server))
+
+    def lock(self, name: str) -> AsyncCycle:
+        if self.redisson is not None:
+            lock = self.redisson.get_lock(name)
+            return AsyncCycle(lock.lock, lock.unlock)
+        client = self.client
+        assert client is not None
+        calls = FloorScripts(name, self.latch_ms)
+
+        async def acquire() -> None:
+            reply = await client.evalsha(*calls.acquire_args())
+            if int(reply[0]) != 1:
+                raise RuntimeError(f"floor: {name!r} is held by someone else")
+
+        async def release() -> None:
+            await client.evalsha(*calls.release_args())
+
+        return AsyncCycle(acquire, release)
+
+    async def close(self) -> None:
+        if self.redisson is not None:
+            await self.redisson.shutdown()
+        if self.client is not None:
+            await self.client.aclose()

@@ -1,0 +1,166 @@
+"""PNG plots of one run (matplotlib, Agg backend): bars for throughput, CDFs and box plots
+for latency, a line for memory. Each function returns the file it wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from benchmarks.contenders import LABELS
+from benchmarks.report import REDLOCK_LABELS
+
+OURS_COLOR = "#c0392b"
+BASELINE_COLOR = "#7f8c8d"
+PEER_COLOR = "#2e86c1"
+
+
+def _color(kind: str) -> str:
+    if kind.startswith("ours"):
+        return OURS_COLOR
+    if kind.startswith(("floor", "reference")):
+        return BASELINE_COLOR
+    return PEER_COLOR
+
+
+def _bars(path: Path, title: str, xlabel: str, items: list[tuple[str, str, float, str]]) -> Path:
+    """Horizontal bars: (kind, label, value, annotation), top to bottom."""
+    figure, axes = plt.subplots(figsize=(8, 0.55 * len(items) + 1.4))
+    labels = [label for _, label, _, _ in items][::-1]
+    values = [value for _, _, value, _ in items][::-1]
+    colors = [_color(kind) for kind, _, _, _ in items][::-1]
+    bars = axes.barh(labels, values, color=colors)
+    for bar, (_, _, _, note) in zip(bars, items[::-1], strict=True):
+        axes.text(
+            bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {note}", va="center", fontsize=9
+        )
+    axes.set_xlabel(xlabel)
+    axes.set_title(title)
+    axes.set_xlim(0, max(values) * 1.45)  # room for the annotations
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def uncontended(directory: Path, un: dict[str, Any]) -> Path:
+    items = [
+        (kind, LABELS[kind], rate, f"{rate:,.0f}/s  {un['ratio'][kind]:.2f}x")
+        for kind, rate in sorted(un["median"].items(), key=lambda item: -item[1])
+    ]
+    return _bars(
+        directory / "uncontended.png",
+        "Uncontended lock() + unlock(), one thread",
+        "cycles per second (ratio: vs the floor)",
+        items,
+    )
+
+
+def contended(directory: Path, co: dict[str, Any], floor_rate: float | None) -> Path:
+    items = []
+    for kind, result in sorted(co["results"].items(), key=lambda item: -item[1]["rate"]):
+        ratio = f"  {result['rate'] / floor_rate:.2f}x" if floor_rate else ""
+        note = f"{result['rate']:,.0f}/s{ratio}  fairness {result['fairness']:.2f}"
+        items.append((kind, LABELS[kind], result["rate"], note))
+    return _bars(
+        directory / "contended.png",
+        f"Contended: {co['layout']} on one lock",
+        "acquisitions per second (ratio: vs the uncontended floor)",
+        items,
+    )
+
+
+def handoff(directory: Path, ho: dict[str, Any]) -> Path:
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for kind, samples in ho["samples"].items():
+        ordered = sorted(s * 1000 for s in samples)
+        fractions = [(i + 1) / len(ordered) for i in range(len(ordered))]
+        style = "--" if kind == "reference" else "-"
+        axes.step(
+            ordered,
+            fractions,
+            style,
+            where="post",
+            label=LABELS[kind],
+            color=None if kind not in ("ours", "reference") else _color(kind),
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("hand-off latency, ms (log scale)")
+    axes.set_ylabel("fraction of hand-offs")
+    axes.set_title("Hand-off: release() -> blocked waiter's acquire() returns (CDF)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(loc="lower right", fontsize=9)
+    figure.tight_layout()
+    path = directory / "handoff.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def redlock(directory: Path, rl: dict[str, Any]) -> Path:
+    kinds = list(rl["samples"])
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    data = [[s * 1000 for s in rl["samples"][kind]] for kind in kinds]
+    boxes = axes.boxplot(data, vert=False, showfliers=False, patch_artist=True, whis=(1, 99))
+    for patch, kind in zip(boxes["boxes"], kinds, strict=True):
+        patch.set_facecolor(_color(kind))
+        patch.set_alpha(0.6)
+    axes.set_yticks(range(1, len(kinds) + 1), [REDLOCK_LABELS[k] for k in kinds])
+    axes.set_xscale("log")
+    axes.set_xlabel("acquire + release, ms (log scale; whiskers p1-p99)")
+    axes.set_title("RedLock over independent masters vs a single lock")
+    axes.grid(True, axis="x", which="both", alpha=0.3)
+    figure.tight_layout()
+    path = directory / "redlock.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def memory(directory: Path, mem: dict[str, Any]) -> Path:
+    figure, axes = plt.subplots(figsize=(8, 3.5))
+    cycles = [p["cycles"] for p in mem["points"]]
+    rss = [p["rss_mb"] for p in mem["points"]]
+    axes.plot(cycles, rss, marker="o", color=OURS_COLOR)
+    first = rss[0]
+    axes.axhspan(
+        first - mem["limit_mb"],
+        first + mem["limit_mb"],
+        color="#2ecc71",
+        alpha=0.15,
+        label=f"within {mem['limit_mb']:g} MB of the RSS after 10,000 cycles",
+    )
+    axes.set_xlabel("lock() + unlock() cycles")
+    axes.set_ylabel("client RSS, MiB")
+    axes.set_title("Client memory over lock/unlock cycles")
+    axes.legend(loc="lower right", fontsize=9)
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    path = directory / "memory.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
+    """Every plot whose benchmark ran."""
+    directory.mkdir(parents=True, exist_ok=True)
+    un = results.get("uncontended")
+    paths = []
+    if un:
+        paths.append(uncontended(directory, un))
+    if results.get("handoff"):
+        paths.append(handoff(directory, results["handoff"]))
+    if results.get("contended"):
+        paths.append(
+            contended(directory, results["contended"], un["median"]["floor"] if un else None)
+        )
+    if results.get("redlock"):
+        paths.append(redlock(directory, results["redlock"]))
+    if results.get("memory"):
+        paths.append(memory(directory, results["memory"]))
+    return paths

@@ -1,0 +1,219 @@
+"""The run's results as markdown tables (printed and saved) and as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from benchmarks.contenders import LABELS
+from benchmarks.machine import describe
+from benchmarks.targets import Verdict
+
+REDLOCK_LABELS = {
+    "floor-1": "floor, 1 master",
+    "floor-5": "floor, 5 masters (sent to all, then read)",
+    "ours-single": "redisson-py single lock (baseline)",
+    "ours-redlock-3": "redisson-py RedLock(3)",
+    "ours-redlock-5": "redisson-py RedLock(5)",
+    "pottery-3": "pottery Redlock, 3 masters",
+    "pottery-5": "pottery Redlock, 5 masters",
+}
+
+
+def _ms(seconds: float) -> str:
+    return "n/a" if math.isnan(seconds) else f"{seconds * 1000:.2f}"
+
+
+def _table(header: list[str], rows: list[list[str]], *, text_columns: int = 1) -> list[str]:
+    """A markdown table; the first ``text_columns`` are left-aligned, numbers right."""
+    aligns = ["---"] * text_columns + ["---:"] * (len(header) - text_columns)
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(aligns) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _targets(verdicts: list[Verdict]) -> list[str]:
+    rows = [[v.benchmark, v.target, v.figure, f"**{v.word}**"] for v in verdicts]
+    return [
+        "## Targets",
+        "",
+        *_table(["benchmark", "target", "figure", "verdict"], rows, text_columns=4),
+        "",
+    ]
+
+
+def _uncontended(un: dict[str, Any]) -> list[str]:
+    rows = []
+    for kind, rate in sorted(un["median"].items(), key=lambda item: -item[1]):
+        rows.append([LABELS[kind], f"{rate:,.0f}", f"{un['ratio'][kind]:.2f}x"])
+    return [
+        "## Uncontended `lock()` + `unlock()`",
+        "",
+        f"One thread (or task), one lock. Contenders take turns of {un['cycles_per_turn']} "
+        f"cycles in a rotating order; {un['turns_per_block']} turns each make a block; "
+        f"rate: median of {un['blocks']} blocks; ratio: median over blocks of rate / the "
+        "floor's rate in the same block.",
+        "",
+        *_table(["contender", "cycles/s", "vs floor"], rows),
+        "",
+    ]
+
+
+def _handoff(ho: dict[str, Any]) -> list[str]:
+    rows = []
+    for kind, s in ho["summary"].items():
+        rows.append(
+            [
+                LABELS[kind],
+                _ms(s["p50"]),
+                _ms(s["p90"]),
+                _ms(s["p99"]),
+                _ms(s["max"]),
+                f"{ho['ratio_p50_vs_reference'][kind]:.2f}x",
+                str(s["count"]),
+            ]
+        )
+    low, high = ho["hold_seconds"]
+    return [
+        "## Hand-off latency",
+        "",
+        "From the holder's `release()` call to a blocked waiter's `acquire()` returning, "
+        f"waiter in another process; the holder releases {low * 1000:.0f}-{high * 1000:.0f} ms "
+        "after the waiter blocked (uniformly random). Reference: a PUBLISH, and one round "
+        "trip by the subscriber once the message arrives.",
+        "",
+        *_table(
+            ["contender", "p50 ms", "p90 ms", "p99 ms", "max ms", "p50 vs reference", "hand-offs"],
+            rows,
+        ),
+        "",
+    ]
+
+
+def _contended(co: dict[str, Any], floor_rate: float | None) -> list[str]:
+    rows = []
+    for kind, r in co["results"].items():
+        versus = f"{r['rate'] / floor_rate:.2f}x" if floor_rate else "n/a"
+        rows.append([LABELS[kind], f"{r['rate']:,.0f}", versus, f"{r['fairness']:.3f}"])
+    return [
+        f"## Contended: {co['layout']} on one lock",
+        "",
+        f"Empty critical section; median of {co['windows']} windows of "
+        f"{co['window_seconds']:g} s. Baseline: the floor's uncontended rate in this run "
+        "(it cannot wait for a lock, so it has no contended figure). Fairness: Jain's index "
+        "over the 8 owners' acquisitions (1 = equal shares, 0.125 = one owner took all).",
+        "",
+        *_table(["contender", "acquisitions/s", "vs floor (uncontended)", "fairness"], rows),
+        "",
+    ]
+
+
+def _redlock(rl: dict[str, Any]) -> list[str]:
+    rows = []
+    for kind, s in rl["summary"].items():
+        rows.append(
+            [
+                REDLOCK_LABELS[kind],
+                _ms(s["p50"]),
+                _ms(s["p99"]),
+                f"{rl['ratio_p50_vs_single'][kind]:.2f}x",
+            ]
+        )
+    return [
+        "## RedLock: acquire + release latency, uncontended",
+        "",
+        "Independent masters of the harness's `redlock` topology; the single lock is on the "
+        "first of them. Contenders take turns of a few cycles in a rotating order; ratio: "
+        "median over blocks of turns of p50 / the single lock's p50 in the same block.",
+        "",
+        *_table(["contender", "p50 ms", "p99 ms", "p50 vs single lock"], rows),
+        "",
+    ]
+
+
+def _watchdog(wd: dict[str, Any]) -> list[str]:
+    rows = [
+        ["locks held by one client (no lease)", f"{wd['locks']:,}"],
+        ["renewal interval", f"{wd['renew_interval_seconds']:g} s"],
+        ["renewal rounds observed", str(wd["rounds_seen"])],
+        ["round trips per round (1 node)", f"{wd['round_trips_per_round']:.2f}"],
+        ["RENEW calls per round", f"{wd['renew_commands_per_round']:.0f}"],
+        ["connections used for renewal", str(wd["connections_used_for_renewal"])],
+        ["other round trips per interval", f"{wd['other_round_trips_per_interval']:.2f}"],
+        ["client CPU per round", f"{wd['cpu_seconds_per_round'] * 1000:.1f} ms"],
+        ["client CPU share of wall time", f"{wd['cpu_share_of_wall_time']:.1%}"],
+    ]
+    return [
+        "## Watchdog: cost of keeping 10,000 locks",
+        "",
+        "Round trips counted by a RESP-parsing loopback proxy between the client and the "
+        "server (a round trip = what the client sends until it has every reply); CPU is the "
+        "client process's `process_time()` while its main thread sleeps.",
+        "",
+        *_table(["figure", "value"], rows),
+        "",
+    ]
+
+
+def _memory(mem: dict[str, Any]) -> list[str]:
+    rows = [[f"{p['cycles']:,}", f"{p['rss_mb']:.1f}"] for p in mem["points"]]
+    return [
+        "## Memory: client RSS over lock/unlock cycles",
+        "",
+        f"Fresh process, one thread, one lock; {mem['cycles']:,} cycles at "
+        f"{mem['cycles_per_second']:,.0f}/s; growth from 10,000 cycles: "
+        f"{mem['growth_mb']:+.1f} MB.",
+        "",
+        *_table(["cycles", "RSS MiB"], rows),
+        "",
+    ]
+
+
+def markdown(document: dict[str, Any], verdicts: list[Verdict]) -> str:
+    """The whole report: run line, targets, one table per benchmark."""
+    results = document["results"]
+    lines = [
+        "# redisson-py benchmarks",
+        "",
+        f"Run: {describe(document['machine'])}.",
+        "",
+        f"Command: `{document['command']}`; took {document['seconds']:.0f} s. Every figure "
+        "comes from this one run; every peer was measured against the same redis-server "
+        "as the baseline.",
+        "",
+        *_targets(verdicts),
+    ]
+    un = results.get("uncontended")
+    if un:
+        lines += _uncontended(un)
+    if results.get("handoff"):
+        lines += _handoff(results["handoff"])
+    if results.get("contended"):
+        lines += _contended(results["contended"], un["median"]["floor"] if un else None)
+    if results.get("redlock"):
+        lines += _redlock(results["redlock"])
+    if results.get("watchdog"):
+        lines += _watchdog(results["watchdog"])
+    if results.get("memory"):
+        lines += _memory(results["memory"])
+    return "\n".join(lines)
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN: write null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write(directory: Path, document: dict[str, Any], verdicts: list[Verdict], text: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    payload = {**document, "targets": [v.as_json() for v in verdicts]}
+    (directory / "results.json").write_text(json.dumps(_clean(payload), indent=1) + "\n")
+    (directory / "results.md").write_text(text + "\n")

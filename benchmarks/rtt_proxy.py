@@ -1,0 +1,212 @@
+"""A loopback TCP proxy that counts round trips, for the watchdog benchmark.
+
+It forwards 127.0.0.1:``port`` to a redis-server on 127.0.0.1 and parses the RESP
+traffic of every connection in both directions, counting commands (client to server)
+and complete replies (server to client). A *flight* (a round trip as the client lives
+it) starts when the client sends while every command it sent before has had its reply
+delivered; everything the client sends until then belongs to the same flight, however
+many commands or TCP segments it takes. A pipelined batch is one flight; N commands sent
+one after another, each waiting for its reply, are N flights.
+
+When the last reply of a flight has been counted, the flight ends only if nothing the
+client sent is waiting in the proxy's socket: bytes already there were sent before the
+client could have seen that reply (loopback delivers a send into the receiver's buffer
+within the send call), so they continue the flight. Reading from the client and that
+check hold the same lock, so no byte is between the socket and the count at the check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+from redisson_py.core.scripts import Script
+
+_CHUNK = 65536
+_AGGREGATES = {ord("*"), ord("%"), ord("~"), ord(">"), ord("|")}
+_BULKS = {ord("$"), ord("="), ord("!")}
+
+
+def _skip_value(buffer: bytes | bytearray, pos: int) -> int | None:
+    """Position after the RESP2/RESP3 value starting at ``pos``; None if incomplete."""
+    pending = 1  # values still to skip (aggregates add their elements)
+    while pending:
+        end = buffer.find(b"\r\n", pos)
+        if end < 0:
+            return None
+        kind = buffer[pos]
+        pending -= 1
+        if kind in _BULKS:
+            length = int(buffer[pos + 1 : end])
+            pos = end + 2
+            if length >= 0:
+                if len(buffer) < pos + length + 2:
+                    return None
+                pos += length + 2
+        elif kind in _AGGREGATES:
+            count = int(buffer[pos + 1 : end])
+            pos = end + 2
+            if count > 0:
+                pending += count * 2 if kind in (ord("%"), ord("|")) else count
+            if kind == ord("|"):
+                pending += 1  # an attribute precedes the value it describes
+        else:
+            pos = end + 2
+    return pos
+
+
+def _command_name_and_sha(buffer: bytes | bytearray, start: int, end: int) -> tuple[bytes, bytes]:
+    """The first two arguments of the command in ``buffer[start:end]`` (array of bulks)."""
+    args: list[bytes] = []
+    pos = buffer.find(b"\r\n", start) + 2  # past "*N"
+    while pos < end and len(args) < 2:
+        line_end = buffer.find(b"\r\n", pos)
+        length = int(buffer[pos + 1 : line_end])
+        args.append(bytes(buffer[line_end + 2 : line_end + 2 + length]))
+        pos = line_end + 2 + length + 2
+    name = args[0].upper() if args else b""
+    return name, args[1] if len(args) > 1 else b""
+
+
+def _has_unread(sock: socket.socket) -> bool:
+    """True when bytes are waiting in ``sock``'s receive buffer."""
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return False
+
+
+@dataclass
+class FlightLog:
+    """What one connection did; times are ``time.monotonic()``."""
+
+    commands: int = 0
+    replies: int = 0
+    flights: list[tuple[float, str]] = field(default_factory=list)
+    """(start time, the flight's first command: its name, or "marked" for the marked
+    script)."""
+    marked_commands: int = 0
+    in_flight: bool = False
+
+
+class CountingProxy:
+    """Forward 127.0.0.1:``port`` to 127.0.0.1:``target_port``, counting flights.
+
+    ``marker`` is a script: ``EVALSHA <its sha1>`` and ``EVAL <its source>`` commands are
+    counted apart and flights that start with one are labelled ``"marked"``. Threads, no asyncio.
+    """
+
+    def __init__(self, target_port: int, marker: Script):
+        self._target = ("127.0.0.1", target_port)
+        self._marked = {(b"EVALSHA", marker.sha.encode()), (b"EVAL", marker.source.encode())}
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._lock = threading.Lock()
+        self._logs: list[FlightLog] = []
+        self._sockets: set[socket.socket] = set()
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, name="counting-proxy", daemon=True)
+        self._thread.start()
+
+    def logs(self) -> list[FlightLog]:
+        with self._lock:
+            return [
+                FlightLog(log.commands, log.replies, list(log.flights), log.marked_commands)
+                for log in self._logs
+            ]
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self._target)
+            except OSError:
+                client.close()
+                continue
+            for sock in (client, server):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            log = FlightLog()
+            with self._lock:
+                self._sockets |= {client, server}
+                self._logs.append(log)
+            threading.Thread(target=self._up, args=(client, server, log), daemon=True).start()
+            threading.Thread(target=self._down, args=(server, client, log), daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket, log: FlightLog) -> None:
+        pending = bytearray()
+        first_at: float | None = None  # a flight has started; its first command is pending
+        try:
+            while True:
+                select.select([client], [], [])
+                with self._lock:
+                    try:
+                        chunk = client.recv(_CHUNK, socket.MSG_DONTWAIT)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        break
+                    if not log.in_flight and log.commands == log.replies:
+                        log.in_flight = True
+                        first_at = time.monotonic()
+                    pending += chunk
+                    pos = 0
+                    while (end := _skip_value(pending, pos)) is not None:
+                        name, sha = _command_name_and_sha(pending, pos, end)
+                        marked = (name, sha) in self._marked
+                        if first_at is not None:
+                            label = "marked" if marked else name.decode(errors="replace")
+                            log.flights.append((first_at, label))
+                            first_at = None
+                        log.marked_commands += marked
+                        log.commands += 1
+                        pos = end
+                    del pending[:pos]
+                server.sendall(chunk)
+        except (OSError, ValueError):
+            pass
+        self._close(client, server)
+
+    def _down(self, server: socket.socket, client: socket.socket, log: FlightLog) -> None:
+        pending = bytearray()
+        try:
+            while chunk := server.recv(_CHUNK):
+                # Counted before the client can see it, so a command the client sends
+                # after reading its last reply always finds the flight over.
+                with self._lock:
+                    pending += chunk
+                    pos = 0
+                    while (end := _skip_value(pending, pos)) is not None:
+                        log.replies += 1
+                        pos = end
+                    del pending[:pos]
+                    if log.replies == log.commands and not _has_unread(client):
+                        log.in_flight = False
+                client.sendall(chunk)
+        except OSError:
+            pass
+        self._close(client, server)
+
+    def _close(self, *pair: socket.socket) -> None:
+        for sock in pair:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+            with self._lock:
+                self._sockets.discard(sock)
+
+    def close(self) -> None:
+        self._closed = True
+        self._listener.close()
+        with self._lock:
+            sockets = list(self._sockets)
+        self._close(*sockets)
+        self._thread.join(timeout=2)

@@ -1,0 +1,174 @@
+"""The benchmark runner: ``python -m benchmarks [--full] [--only NAMES] [--out DIR]``.
+
+Starts a single redis-server (and later five independent ones for RedLock) on 127.0.0.1
+with the test harness's process backend, runs every benchmark against it in one run,
+prints the markdown report, and writes ``results.json``, ``results.md`` and the PNG plots
+to ``benchmarks/results/`` (``--only`` runs a subset and writes to ``results/partial/``
+unless ``--out`` says otherwise). Progress goes to stderr. Everything it started is
+stopped at the end, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import (
+    bench_contended,
+    bench_handoff,
+    bench_memory,
+    bench_redlock,
+    bench_uncontended,
+    bench_watchdog,
+    plots,
+    report,
+)
+from benchmarks.contenders import Server
+from benchmarks.machine import load_average, machine_facts
+from benchmarks.targets import judge
+from redisson_py.testing import start_topology
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ALL = ("uncontended", "handoff", "contended", "redlock", "watchdog", "memory")
+BUDGET_SECONDS = 600
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Benchmarks of redisson-py against the floor and the peer libraries.",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help=f"memory benchmark over {bench_memory.FULL_CYCLES:,} cycles instead of "
+        f"{bench_memory.DEFAULT_CYCLES:,} (adds a few minutes)",
+    )
+    parser.add_argument(
+        "--only",
+        default=None,
+        metavar="NAMES",
+        help=f"comma-separated subset of: {', '.join(ALL)}",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="where to write the results")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="measure nothing: rebuild results.md and the plots from results.json in the "
+        "output directory (after a change to the report's format)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke test of the runner in about a minute: few samples, figures not "
+        "meaningful; writes to results/partial/ unless --out is given",
+    )
+    return parser
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _timed(name: str, step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    load = load_average()
+    _log(f"[{name}] running (load average {load[0]:.2f})" if load else f"[{name}] running")
+    started = time.monotonic()
+    result = step()
+    result["seconds"] = time.monotonic() - started
+    result["load_average_after"] = load_average()
+    _log(f"[{name}] done in {result['seconds']:.0f} s")
+    return result
+
+
+def _publish(out: Path, document: dict[str, Any]) -> str:
+    """Judge the targets, write the report and the plots to ``out``; return the report."""
+    verdicts = judge(document["results"])
+    text = report.markdown(document, verdicts)
+    report.write(out, document, verdicts, text)
+    pictures = plots.draw_all(out, document["results"])
+    _log(
+        f"wrote {out / 'results.json'}, {out / 'results.md'} and "
+        f"{', '.join(p.name for p in pictures)}"
+    )
+    return text
+
+
+def _render(out: Path) -> int:
+    source = out / "results.json"
+    try:
+        document = json.loads(source.read_text())
+    except (OSError, ValueError) as error:
+        _log(f"cannot read {source}: {error}")
+        return 1
+    document.pop("targets", None)  # judged again from the figures
+    print(_publish(out, document), flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    chosen = ALL if args.only is None else tuple(n.strip() for n in args.only.split(","))
+    unknown = [n for n in chosen if n not in ALL]
+    if unknown:
+        _log(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(ALL)}")
+        return 2
+    partial = args.only is not None or args.quick
+    out = args.out or (RESULTS / "partial" if partial else RESULTS)
+    if args.render:
+        return _render(out)
+    given = sys.argv[1:] if argv is None else list(argv)
+    command = "python -m benchmarks" + "".join(f" {a}" for a in given)
+    started = time.monotonic()
+    results: dict[str, Any] = {}
+    facts: dict[str, Any] = {}
+    cycles = bench_memory.FULL_CYCLES if args.full else bench_memory.DEFAULT_CYCLES
+    quick = args.quick
+    if quick:
+        cycles = 2 * bench_memory.FIRST_CHECKPOINT
+
+    with start_topology("single", backend="process") as topology:
+        master = topology.master()
+        version = master.info("server").get("redis_version", "unknown")
+        facts = machine_facts(f"{version} ({topology.backend_impl.describe()})")
+        server = Server(master.port)
+        steps: dict[str, Callable[[], dict[str, Any]]] = {
+            "uncontended": lambda: bench_uncontended.run(
+                server, blocks=3 if quick else 9, turns=5 if quick else 25
+            ),
+            "handoff": lambda: bench_handoff.run(server, count=20 if quick else 220),
+            "contended": lambda: bench_contended.run(server, window=0.3 if quick else 2.0),
+            "watchdog": lambda: bench_watchdog.run(
+                server, locks=1000 if quick else bench_watchdog.LOCKS, intervals=3 if quick else 6
+            ),
+            "memory": lambda: bench_memory.run(server, cycles=cycles),
+        }
+        for name in ("uncontended", "handoff", "contended"):
+            if name in chosen:
+                results[name] = _timed(name, steps[name])
+        if "redlock" in chosen:
+            with start_topology("redlock", backend="process") as masters:
+                servers = [Server(node.port) for node in masters.data_nodes]
+                results["redlock"] = _timed(
+                    "redlock",
+                    lambda: bench_redlock.run(servers, blocks=3 if quick else 7),
+                )
+        for name in ("watchdog", "memory"):
+            if name in chosen:
+                results[name] = _timed(name, steps[name])
+
+    document: dict[str, Any] = {
+        "command": command,
+        "machine": facts,
+        "seconds": time.monotonic() - started,
+        "results": results,
+    }
+    print(_publish(out, document), flush=True)
+    if document["seconds"] > BUDGET_SECONDS:
+        _log(f"note: the run took {document['seconds']:.0f} s, over the {BUDGET_SECONDS} s budget")
+    return 0
