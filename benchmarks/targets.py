@@ -44,19 +44,28 @@ def judge(results: dict[str, Any]) -> list[Verdict]:
     un = results.get("uncontended")
     if un:
         floor = un["median"]["floor"]
-        for kind, label in (("ours", "redisson-py"), ("ours-asyncio", "redisson-py asyncio")):
-            ratio = un["ratio"][kind]
-            figure = f"{_x(ratio)} ({un['median'][kind]:,.0f} vs {floor:,.0f} cycles/s)"
-            if kind == "ours-asyncio":
-                figure += f"; {_x(un['ratio_vs_asyncio_floor'][kind])} the asyncio floor"
-            verdicts.append(
-                Verdict(
-                    "uncontended",
-                    f"{label} >= {UNCONTENDED_MIN_RATIO}x the floor",
-                    figure,
-                    ratio >= UNCONTENDED_MIN_RATIO,
-                )
+        ratio = un["ratio"]["ours"]
+        verdicts.append(
+            Verdict(
+                "uncontended",
+                f"redisson-py >= {UNCONTENDED_MIN_RATIO}x the floor",
+                f"{_x(ratio)} ({un['median']['ours']:,.0f} vs {floor:,.0f} cycles/s)",
+                ratio >= UNCONTENDED_MIN_RATIO,
             )
+        )
+        # The asyncio client is held to the same two scripts sent by redis-py's asyncio
+        # client: the event loop costs both alike (its cost against the sync floor is
+        # shown too).
+        ratio = un["ratio_vs_asyncio_floor"]["ours-asyncio"]
+        verdicts.append(
+            Verdict(
+                "uncontended",
+                f"redisson-py asyncio >= {UNCONTENDED_MIN_RATIO}x the asyncio floor",
+                f"{_x(ratio)}; {_x(un['ratio']['ours-asyncio'])} the sync floor "
+                f"({un['median']['ours-asyncio']:,.0f} vs {floor:,.0f} cycles/s)",
+                ratio >= UNCONTENDED_MIN_RATIO,
+            )
+        )
     ho = results.get("handoff")
     if ho:
         ours, ref = ho["summary"]["ours"], ho["summary"]["reference"]

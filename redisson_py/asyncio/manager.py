@@ -108,11 +108,14 @@ class ConnectionManager(ManagerBase):
     ) -> list[Any]:
         """Send ``commands`` on one connection and read one reply each (error replies as
         exceptions). A connection that failed or was cancelled mid-way is closed."""
-        try:
-            connection = await checkout(pool)
-        except _IO_ERRORS:
-            self.suspect(address)
-            raise
+        idle = self.pools.idle(pool)
+        connection = idle.take()
+        if connection is None:
+            try:
+                connection = await checkout(pool)
+            except _IO_ERRORS:
+                self.suspect(address)
+                raise
         replies: list[Any] = []
         try:
             await connection.send_packed_command(connection.pack_commands(commands))
@@ -127,7 +130,7 @@ class ConnectionManager(ManagerBase):
                 self.suspect(address)
             raise
         finally:
-            await pool.release(connection)
+            idle.give(connection)
         return replies
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:

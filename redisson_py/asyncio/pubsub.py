@@ -68,6 +68,8 @@ class _Listener:
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 
     async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        swept = loop.time()
         while not self.stopped:
             try:
                 message = await self.pubsub.get_message(timeout=READ_TICK)
@@ -77,6 +79,9 @@ class _Listener:
                 if not self.stopped:
                     await self.service._listener_failed(self, error)
                 return
+            if loop.time() - swept >= READ_TICK:
+                swept = loop.time()
+                await self.service._sweep()
             if message is None:
                 continue
             kind = _text(message.get("type"))
@@ -156,12 +161,12 @@ class PubSubService:
             if confirmed is not None:
                 await asyncio.wait_for(asyncio.shield(confirmed), timeout)
         except TimeoutError:
-            await self._leave(sub)
+            await self._drop(sub)
             raise RedisTimeoutError(
                 f"subscribing to {channel!r} on {sub.address} timed out after {timeout:g} s"
             ) from None
         except BaseException:
-            await self._leave(sub)
+            await self._drop(sub)
             raise
         return Subscription(self, sub)
 
@@ -184,11 +189,26 @@ class PubSubService:
         return True
 
     async def _leave(self, sub: ChannelSub) -> None:
-        if self._table.leave(sub) and sub.address is not None:
-            listener = self._listeners.get(sub.address)
-            if listener is not None:
-                listener.confirmations.pop(sub.channel, None)
-                await listener.unsubscribe(sub.channel)
+        # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader task
+        # once its grace period is over (see core.subscriptions).
+        self._table.leave(sub, asyncio.get_running_loop().time())
+
+    async def _unsubscribe(self, sub: ChannelSub) -> None:
+        listener = self._listeners.get(sub.address) if sub.address is not None else None
+        if listener is not None:
+            listener.confirmations.pop(sub.channel, None)
+            await listener.unsubscribe(sub.channel)
+
+    async def _drop(self, sub: ChannelSub) -> None:
+        """Forget ``sub`` (its subscription failed, or nobody waits for it any more)."""
+        self._table.leave(sub, asyncio.get_running_loop().time())
+        self._table.discard(sub)
+        await self._unsubscribe(sub)
+
+    async def _sweep(self) -> None:
+        """Unsubscribe the channels that have been idle past their grace period."""
+        for sub in self._table.expired(asyncio.get_running_loop().time()):
+            await self._unsubscribe(sub)
 
     @staticmethod
     def _wake(sub: ChannelSub, everyone: bool) -> None:
@@ -211,6 +231,9 @@ class PubSubService:
         if self._listeners.get(listener.address) is listener:
             del self._listeners[listener.address]
         for sub in self._table.on_node(listener.address):
+            if sub.waiters == 0:
+                self._table.discard(sub)
+                continue
             sub.address = None
             sub.signal_all()
             self._wake(sub, everyone=True)
@@ -222,6 +245,10 @@ class PubSubService:
         its waiters (see the sync twin)."""
         view, mode = self.manager.view, self.manager.mode
         for sub in self._table.misplaced(lambda ch: mode.pubsub_address(view, ch)):
+            if sub.waiters == 0:
+                self._table.discard(sub)  # nobody waits: no need to follow it
+                await self._unsubscribe(sub)
+                continue
             old = self._listeners.get(sub.address) if sub.address is not None else None
             if old is not None:
                 await old.unsubscribe(sub.channel)

@@ -12,7 +12,7 @@ import os
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redisson_py.core.holds import HoldTable, LostCallback
@@ -35,12 +35,15 @@ class LockSettings:
     subscription_timeout: float = 7.5
     command_timeout: float = 3.0
     renew_batch_size: int = 100
+    latch_ttl: float = field(init=False)
 
-    @property
-    def latch_ttl(self) -> float:
+    def __post_init__(self) -> None:
+        # Computed once: a release sends it, and the retry delay of a jittered strategy
+        # is not free to evaluate.
         attempts = range(1, self.retry_attempts + 1)
         worst_retry = max((self.retry_delay(n) for n in attempts), default=0.0)
-        return max(1.0, (self.command_timeout + worst_retry) * max(1, self.retry_attempts))
+        latch_ttl = max(1.0, (self.command_timeout + worst_retry) * max(1, self.retry_attempts))
+        object.__setattr__(self, "latch_ttl", latch_ttl)
 
     @property
     def renew_interval(self) -> float:

@@ -15,7 +15,7 @@ from redisson_py.core import quorum
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef
 from redisson_py.core.multi_flows import GroupState
-from redisson_py.core.naming import owner_field
+from redisson_py.core.naming import channel_name, owner_field
 
 
 def check_lease(name: str, lease_time: float | None) -> float | None:
@@ -64,6 +64,7 @@ class LockHandle:
             raise ValueError(f"a lock name must be a non-empty string, not {name!r}")
         self._client = client
         self.name = name
+        self._channel = channel_name(name)
         self.on_lock_lost = on_lock_lost
         """Called once when a hold of this lock is found lost (overrides the client's)."""
 
@@ -76,6 +77,7 @@ class LockHandle:
             state,
             self.on_lock_lost,
             group_on_lost,
+            self._channel,
         )
 
     def __repr__(self) -> str:

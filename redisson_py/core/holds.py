@@ -138,10 +138,17 @@ class HoldTable:
             elif key in self._holds:
                 self._holds[key].count = left
 
+    def _keys(self, name: str, owner: str | None) -> list[HoldKey]:
+        """The keys of ``owner``'s hold on ``name``, or of every owner's (None): a scan of
+        the table only for the rare whole-lock case (force unlock)."""
+        if owner is not None:
+            return [(name, owner)] if (name, owner) in self._holds else []
+        return [key for key in self._holds if key[0] == name]
+
     def forget(self, name: str, owner: str | None = None) -> None:
         """Drop the holds on ``name`` (of one owner, or all: after a force unlock)."""
         with self._lock:
-            for key in [k for k in self._holds if k[0] == name and owner in (None, k[1])]:
+            for key in self._keys(name, owner):
                 del self._holds[key]
 
     def was_lost(self, name: str, owner: str) -> bool:
@@ -170,9 +177,9 @@ class HoldTable:
         starting (+1) or ending (-1). A renewal that finds the key gone while a release is
         in flight is that release's doing, not a loss."""
         with self._lock:
-            for key, hold in self._holds.items():
-                if key[0] == name and owner in (None, key[1]):
-                    hold.releasing = max(0, hold.releasing + delta)
+            for key in self._keys(name, owner):
+                hold = self._holds[key]
+                hold.releasing = max(0, hold.releasing + delta)
 
     def take_lost(self, hold: Hold) -> bool:
         """Remove ``hold`` as lost; True if it was still current (report it then, once)."""

@@ -63,10 +63,12 @@ class LockRef:
     state: ClientState
     on_lost_callback: Callable[[Any], object] | None = None
     group_on_lost: Callable[[Hold, str], None] | None = None
+    channel: str = ""
+    """The unlock channel; derived from the name when not given."""
 
-    @property
-    def channel(self) -> str:
-        return naming.channel_name(self.name)
+    def __post_init__(self) -> None:
+        if not self.channel:
+            object.__setattr__(self, "channel", naming.channel_name(self.name))
 
     def report(self, hold: Hold, reason: str) -> None:
         """Report ``hold`` lost: to the MultiLock/RedLock it belongs to, or to the user."""

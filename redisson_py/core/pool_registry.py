@@ -10,7 +10,9 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -21,6 +23,37 @@ KwargsFor = Callable[[Address, bool], dict[str, Any]]
 
 P = TypeVar("P")
 PoolKey = tuple[Address, float | None, bool, bool]
+
+
+class IdleConnections:
+    """Connections taken from a redis-py pool and kept here between calls.
+
+    Checking a connection out of redis-py's blocking pool and back costs more than the
+    call itself on loopback (a queue with condition variables, a readiness ``select``,
+    metrics); a lock call takes one from this stack instead and puts it back, and only
+    goes to the pool when the stack is empty, so the pool still bounds how many exist.
+    A broken connection is kept too: redis-py reconnects it on its next send. A forked
+    child never reuses its parent's sockets.
+    """
+
+    __slots__ = ("_pid", "_stack")
+
+    def __init__(self) -> None:
+        self._stack: deque[Any] = deque()
+        self._pid = os.getpid()
+
+    def take(self) -> Any:
+        """An idle connection, or None (then take one from the pool)."""
+        if self._pid != os.getpid():
+            self._stack, self._pid = deque(), os.getpid()
+            return None
+        try:
+            return self._stack.pop()  # atomic: threads need no lock here
+        except IndexError:
+            return None
+
+    def give(self, connection: Any) -> None:
+        self._stack.append(connection)
 
 
 class PoolRegistry(Generic[P]):
@@ -39,6 +72,7 @@ class PoolRegistry(Generic[P]):
         self._retry = retry
         self._connection_class = connection_class
         self._pools: dict[PoolKey, P] = {}
+        self._idle: dict[int, IdleConnections] = {}
         self._lock = threading.Lock()
 
     def kwargs(
@@ -73,11 +107,16 @@ class PoolRegistry(Generic[P]):
             pool = self._pools.get(key)
             if pool is None:
                 pool = self._make_pool(self.kwargs(address, timeout, sentinel, pubsub), pubsub)
+                self._idle[id(pool)] = IdleConnections()
                 self._pools[key] = pool
             return pool
+
+    def idle(self, pool: P) -> IdleConnections:
+        """The idle connections kept for ``pool`` (one of this registry's)."""
+        return self._idle[id(pool)]
 
     def take_all(self) -> list[P]:
         """Forget every pool and return them (to be closed by the shell)."""
         with self._lock:
-            pools, self._pools = list(self._pools.values()), {}
+            pools, self._pools, self._idle = list(self._pools.values()), {}, {}
         return pools

@@ -2,9 +2,14 @@
 
 One subscription per channel per client, shared by every waiter of that client: the
 table counts the waiters, remembers which node serves the channel, and keeps the wake-up
-permits. A message wakes one waiter (it retries the lock; the others would only lose the
-race); a permit that arrives while every waiter is busy retrying is kept, capped at the
-number of waiters, so no signal is missed and none piles up. A resubscription (failover,
+permits. When the last waiter leaves, the channel stays subscribed for a short grace
+period (:data:`IDLE_GRACE`) before the shell unsubscribes it: a lock taken in turn by
+several owners would otherwise subscribe and unsubscribe on every hand-off, and the
+waiter that just got the lock would wait for its UNSUBSCRIBE to be sent.
+
+A message wakes one waiter (it retries the lock; the others would only lose the race);
+a permit that arrives while every waiter is busy retrying is kept, capped at the number
+of waiters, so no signal is missed and none piles up. A resubscription (failover,
 reconnect, slot move) wakes every waiter, since messages may have been lost meanwhile.
 
 The shells add the blocking part (a condition variable or an asyncio future per waiter)
@@ -20,6 +25,9 @@ from typing import Any
 
 from redisson_py.config.addresses import Address
 
+IDLE_GRACE = 1.0
+"""Seconds a channel without waiters stays subscribed before it is unsubscribed."""
+
 
 @dataclass(eq=False)
 class ChannelSub:
@@ -33,6 +41,8 @@ class ChannelSub:
     confirmed: bool = False
     waker: Any = None
     """The shell's wake-up primitive for this channel's waiters."""
+    idle_since: float | None = None
+    """When the last waiter left (None while it has waiters)."""
 
     def signal_one(self) -> None:
         self.permits = min(self.permits + 1, max(self.waiters, 1))
@@ -60,24 +70,42 @@ class SubscriptionTable:
     def get(self, channel: str) -> ChannelSub | None:
         return self._subs.get(channel)
 
-    def join(self, channel: str, make_waker: Callable[[], Any]) -> tuple[ChannelSub, bool]:
+    def join(
+        self, channel: str, make_waker: Callable[[], Any]
+    ) -> tuple[ChannelSub, bool]:
         """Add a waiter to ``channel``; True when the channel is new (subscribe it)."""
         sub = self._subs.get(channel)
         created = sub is None
         if sub is None:
             sub = ChannelSub(channel, waker=make_waker())
             self._subs[channel] = sub
+        elif sub.waiters == 0:
+            # Signals that came while nobody waited were meant for nobody: the new
+            # waiter tries the lock once it has joined anyway.
+            sub.permits, sub.idle_since = 0, None
         sub.waiters += 1
         return sub, created
 
-    def leave(self, sub: ChannelSub) -> bool:
-        """Remove a waiter; True when it was the last (unsubscribe the channel)."""
+    def leave(self, sub: ChannelSub, now: float) -> None:
+        """Remove a waiter; the last one out leaves the channel idle (see the module)."""
         sub.waiters -= 1
-        if sub.waiters > 0:
-            return False
+        if sub.waiters <= 0:
+            sub.waiters, sub.idle_since = 0, now
+
+    def discard(self, sub: ChannelSub) -> None:
+        """Forget ``sub`` at once (its subscription failed, or its node is gone)."""
         if self._subs.get(sub.channel) is sub:
             del self._subs[sub.channel]
-        return True
+
+    def expired(self, now: float, grace: float = IDLE_GRACE) -> list[ChannelSub]:
+        """Remove and return the channels idle for ``grace`` seconds (unsubscribe them)."""
+        gone = [
+            s for s in self._subs.values()
+            if s.idle_since is not None and now - s.idle_since >= grace
+        ]
+        for sub in gone:
+            del self._subs[sub.channel]
+        return gone
 
     def on_node(self, address: Address) -> list[ChannelSub]:
         """The subscriptions served by ``address``."""

@@ -132,16 +132,19 @@ class ConnectionManager(ManagerBase):
 
     def _send(self, address: Address, pool: redis.ConnectionPool, commands: list[Any]) -> Any:
         """Send ``commands`` on one connection of ``pool``; return the connection."""
-        try:
-            connection = checkout(pool)
-        except _IO_ERRORS:
-            self.suspect(address)
-            raise
+        idle = self.pools.idle(pool)
+        connection = idle.take()
+        if connection is None:
+            try:
+                connection = checkout(pool)
+            except _IO_ERRORS:
+                self.suspect(address)
+                raise
         try:
             connection.send_packed_command(connection.pack_commands(commands))
         except BaseException as error:
             connection.disconnect()
-            pool.release(connection)
+            idle.give(connection)
             if isinstance(error, _IO_ERRORS):
                 self.suspect(address)
             raise
@@ -165,7 +168,7 @@ class ConnectionManager(ManagerBase):
                 self.suspect(address)
             raise
         finally:
-            pool.release(connection)
+            self.pools.idle(pool).give(connection)
         return replies
 
     def _roundtrip(self, planned: Planned) -> list[Any]:
@@ -270,29 +273,30 @@ class _Batch:
     def __init__(self, manager: ConnectionManager, effects: Sequence[Call | Direct]):
         self.manager = manager
         self.outcomes, groups = manager.group(effects)
-        self.sent: list[tuple[Address, redis.ConnectionPool, Any, list[tuple[int, Planned]]]] = []
+        self.sent: list[tuple[Address, Any, Any, list[tuple[int, Planned, int]]]] = []
         for key, members in groups.items():
             pool = manager._pool(key)
-            commands = [c for _, planned in members for c in planned.commands()]
+            wires = [planned.commands() for _, planned in members]
+            counted = [(i, p, len(w)) for (i, p), w in zip(members, wires, strict=True)]
             try:
-                connection = manager._send(key[0], pool, commands)
+                connection = manager._send(key[0], pool, [c for wire in wires for c in wire])
             except Exception as error:
                 for index, _ in members:
                     self.outcomes[index] = error
                 continue
-            self.sent.append((key[0], pool, connection, members))
+            self.sent.append((key[0], pool, connection, counted))
 
     def finish(self) -> list[Any]:
         for address, pool, connection, members in self.sent:
-            counts = [len(planned.commands()) for _, planned in members]
             try:
-                replies = self.manager._receive(address, pool, connection, sum(counts))
+                total = sum(count for _, _, count in members)
+                replies = self.manager._receive(address, pool, connection, total)
             except Exception as error:
-                for index, _ in members:
+                for index, _, _ in members:
                     self.outcomes[index] = error
                 continue
             offset = 0
-            for (index, planned), count in zip(members, counts, strict=True):
+            for index, planned, count in members:
                 try:
                     self.outcomes[index] = self.manager._settle(
                         planned, replies[offset : offset + count]
@@ -301,4 +305,3 @@ class _Batch:
                     self.outcomes[index] = error
                 offset += count
         return self.outcomes
-

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("redisson_py.pubsub")
 
 READ_TICK = 0.5
-"""How often a reader thread looks up from an idle connection to see if it must stop."""
+"""How often a reader thread looks up from its connection: to stop, and to unsubscribe
+the channels idle past their grace period."""
 
 
 def _text(value: Any) -> str:
@@ -71,6 +72,7 @@ class _Listener:
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 
     def _read(self) -> None:
+        swept = time.monotonic()
         while not self.stopped:
             try:
                 message = self.pubsub.get_message(timeout=READ_TICK)
@@ -78,6 +80,9 @@ class _Listener:
                 if not self.stopped:
                     self.service._listener_failed(self, error)
                 return
+            if time.monotonic() - swept >= READ_TICK:
+                swept = time.monotonic()
+                self.service._sweep()
             if message is None:
                 continue
             kind = _text(message.get("type"))
@@ -127,7 +132,8 @@ class PubSubService:
         self._listeners: dict[Address, _Listener] = {}
 
     def __len__(self) -> int:
-        """How many channels are subscribed (0 once every waiter has left)."""
+        """How many channels are subscribed (0 once every waiter has left and the idle
+        grace period has passed)."""
         with self._lock:
             return len(self._table)
 
@@ -161,10 +167,13 @@ class PubSubService:
                     listener = self._listeners.get(sub.address)
                     confirmed = listener.confirmations.get(channel) if listener else None
             except Exception:
-                self._leave_locked(sub)
+                self._table.leave(sub, time.monotonic())
+                self._drop_locked(sub)
                 raise
         if confirmed is not None and not confirmed.wait(timeout):
-            self._leave(sub)
+            with self._lock:
+                self._table.leave(sub, time.monotonic())
+                self._drop_locked(sub)
             raise RedisTimeoutError(
                 f"subscribing to {channel!r} on {sub.address} timed out after {timeout:g} s"
             )
@@ -185,11 +194,26 @@ class PubSubService:
             self._leave_locked(sub)
 
     def _leave_locked(self, sub: ChannelSub) -> None:
-        if self._table.leave(sub) and sub.address is not None:
-            listener = self._listeners.get(sub.address)
-            if listener is not None:
-                listener.confirmations.pop(sub.channel, None)
-                listener.unsubscribe(sub.channel)
+        # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader
+        # thread once its grace period is over (see core.subscriptions).
+        self._table.leave(sub, time.monotonic())
+
+    def _drop_locked(self, sub: ChannelSub) -> None:
+        """Forget ``sub`` and unsubscribe it on its node."""
+        self._table.discard(sub)
+        listener = self._listeners.get(sub.address) if sub.address is not None else None
+        if listener is not None:
+            listener.confirmations.pop(sub.channel, None)
+            listener.unsubscribe(sub.channel)
+
+    def _sweep(self) -> None:
+        """Unsubscribe the channels that have been idle past their grace period."""
+        with self._lock:
+            for sub in self._table.expired(time.monotonic()):
+                target = self._listeners.get(sub.address) if sub.address is not None else None
+                if target is not None:
+                    target.confirmations.pop(sub.channel, None)
+                    target.unsubscribe(sub.channel)
 
     def _deliver(self, channel: str) -> None:
         with self._lock:
@@ -209,6 +233,9 @@ class PubSubService:
             if self._listeners.get(listener.address) is listener:
                 del self._listeners[listener.address]
             for sub in self._table.on_node(listener.address):
+                if sub.waiters == 0:
+                    self._table.discard(sub)
+                    continue
                 sub.address = None
                 self._wake_all(sub)
         listener.close()
@@ -220,6 +247,9 @@ class PubSubService:
         with self._lock:
             view, mode = self.manager.view, self.manager.mode
             for sub in self._table.misplaced(lambda ch: mode.pubsub_address(view, ch)):
+                if sub.waiters == 0:
+                    self._drop_locked(sub)  # nobody waits: no need to follow it
+                    continue
                 old = self._listeners.get(sub.address) if sub.address is not None else None
                 if old is not None:
                     old.unsubscribe(sub.channel)

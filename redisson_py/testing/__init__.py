@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from redisson_py.testing.replies import SlotRange
     from redisson_py.testing.spec import SpecError, TopologySpec, known_topologies, load_spec
     from redisson_py.testing.topology import Topology
-    from redisson_py.testing.waiting import HarnessTimeout, wait_until
+    from redisson_py.testing.waiting import HarnessTimeout, eventually, wait_until
 
 # Exported names and the module defining each. Loaded on first access (PEP 562), so that
 # importing the pytest plugin, a submodule of this package, costs nothing until a fixture
@@ -54,6 +54,7 @@ _EXPORTS = {
     "TopologyError": "redisson_py.errors",
     "TopologySpec": "redisson_py.testing.spec",
     "docker_engine_answers": "redisson_py.testing.docker_engine",
+    "eventually": "redisson_py.testing.waiting",
     "find_redis_server": "redisson_py.testing.binaries",
     "known_topologies": "redisson_py.testing.spec",
     "live_topologies": "redisson_py.testing.cleanup",
@@ -79,6 +80,7 @@ __all__ = [
     "TopologyError",
     "TopologySpec",
     "docker_engine_answers",
+    "eventually",
     "find_redis_server",
     "known_topologies",
     "live_topologies",

@@ -16,7 +16,7 @@ import redis
 
 from redisson_py.errors import TopologyError
 
-__all__ = ["HarnessTimeout", "NotYet", "wait_until"]
+__all__ = ["HarnessTimeout", "NotYet", "eventually", "wait_until"]
 
 T = TypeVar("T")
 
@@ -53,3 +53,16 @@ def wait_until(
         if time.monotonic() >= deadline:
             raise HarnessTimeout(f"{what} did not happen within {timeout:g} s; last seen: {last}.")
         time.sleep(interval)
+
+
+def eventually(
+    predicate: Callable[[], object], *, timeout: float, what: str, interval: float = 0.05
+) -> None:
+    """Wait until ``predicate()`` is true; :class:`HarnessTimeout` naming ``what`` if not
+    within ``timeout`` seconds."""
+
+    def check() -> None:
+        if not predicate():
+            raise NotYet(f"{what}: not yet")
+
+    wait_until(check, timeout=timeout, what=what, interval=interval)

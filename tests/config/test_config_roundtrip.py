@@ -49,7 +49,7 @@ _address = st.builds(
     st.integers(1, 65535),
 )
 _endpoint = st.builds(
-    lambda h, p: f"{h}:{p}", st.sampled_from(["node-1.internal", "127.0.0.1"]), st.integers(1, 65535)
+    lambda h, p: f"{h}:{p}", st.sampled_from(["node-1", "127.0.0.1"]), st.integers(1, 65535)
 )
 _delay = st.one_of(
     st.builds(ConstantDelay, _ms),

@@ -188,10 +188,10 @@ def test_nat_mapper_tags_are_mapped(package: str) -> None:
     hosts = Config.from_yaml(
         "clusterServersConfig:\n"
         "  nodeAddresses: [redis://127.0.0.1:7000]\n"
-        f"  natMapper: !<{package}.HostNatMapper> {{hostsMap: {{'node-1.internal': '127.0.0.1'}}}}\n"
+        f"  natMapper: !<{package}.HostNatMapper> {{hostsMap: {{'node-1.lan': '127.0.0.1'}}}}\n"
     ).cluster_servers_config
     assert hosts is not None
-    assert hosts.nat_mapper == HostNatMapper({"node-1.internal": "127.0.0.1"})
+    assert hosts.nat_mapper == HostNatMapper({"node-1.lan": "127.0.0.1"})
 
 
 def test_legacy_nat_map_and_default_mapper() -> None:
