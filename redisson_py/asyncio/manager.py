@@ -103,11 +103,12 @@ class ConnectionManager(ManagerBase):
         address, timeout, sentinel = key
         return self.pools.get(address, timeout, sentinel=sentinel)
 
-    async def _roundtrip_on(
-        self, address: Address, pool: aioredis.ConnectionPool, commands: list[Any]
-    ) -> list[Any]:
-        """Send ``commands`` on one connection and read one reply each (error replies as
-        exceptions). A connection that failed or was cancelled mid-way is closed."""
+    async def _roundtrip_on(self, key: ConnectionKey, commands: list[Any]) -> list[Any]:
+        """Send ``commands`` on one connection of ``key``'s pool and read one reply each
+        (error replies as exceptions), within the key's reply timeout. A connection that
+        failed, timed out or was cancelled mid-way is closed, never reused."""
+        address, timeout = key[0], key[1] or self.command_timeout
+        pool = self._pool(key)
         idle = self.pools.idle(pool)
         connection = idle.take()
         if connection is None:
@@ -118,25 +119,28 @@ class ConnectionManager(ManagerBase):
                 raise
         replies: list[Any] = []
         try:
-            await connection.send_packed_command(connection.pack_commands(commands))
-            for _ in commands:
-                try:
-                    replies.append(await connection.read_response())
-                except ResponseError as error:
-                    replies.append(error)
+            # One timeout for the whole round trip: redis-py's own (socket_timeout) wraps
+            # every send in asyncio.wait_for, a task per command.
+            async with asyncio.timeout(timeout):
+                await connection.send_packed_command(connection.pack_commands(commands))
+                for _ in commands:
+                    try:
+                        replies.append(await connection.read_response())
+                    except ResponseError as error:
+                        replies.append(error)
         except BaseException as error:
             await connection.disconnect()
             if isinstance(error, _IO_ERRORS):
                 self.suspect(address)
+            if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
+                raise RedisTimeoutError(f"Timeout reading from {address}") from error
             raise
         finally:
             idle.give(connection)
         return replies
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:
-        return await self._roundtrip_on(
-            planned.address, self._pool(self.pool_key(planned)), planned.commands()
-        )
+        return await self._roundtrip_on(self.pool_key(planned), planned.commands())
 
     async def _settle(self, planned: Planned, replies: list[Any]) -> Any:
         """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
@@ -167,7 +171,7 @@ class ConnectionManager(ManagerBase):
         async def one_node(key: ConnectionKey, members: list[tuple[int, Planned]]) -> None:
             commands = [c for _, planned in members for c in planned.commands()]
             try:
-                replies = await self._roundtrip_on(key[0], self._pool(key), commands)
+                replies = await self._roundtrip_on(key, commands)
             except Exception as error:
                 for index, _ in members:
                     outcomes[index] = error

@@ -33,12 +33,16 @@ class NodePools(PoolRegistry[aioredis.ConnectionPool]):
         def make_pool(kwargs: dict[str, Any], pubsub: bool) -> aioredis.ConnectionPool:
             if pubsub:
                 return aioredis.ConnectionPool(**kwargs)
+            # Command connections are timed by the manager, one asyncio.timeout a round
+            # trip (redis-py's socket_timeout would start a task for every send).
+            kwargs["socket_timeout"] = None
             blocking: Any = aioredis.BlockingConnectionPool  # untyped in redis-py
             pool: aioredis.ConnectionPool = blocking(
                 max_connections=max_connections, timeout=wait_timeout, **kwargs
             )
             return pool
 
+        self._clients: dict[Address, aioredis.Redis] = {}
         super().__init__(
             kwargs_for,
             make_pool,
@@ -47,9 +51,17 @@ class NodePools(PoolRegistry[aioredis.ConnectionPool]):
         )
 
     def client(self, address: Address) -> aioredis.Redis:
-        """A redis-py asyncio client on ``address``'s default pool."""
-        return aioredis.Redis(connection_pool=self.get(address))
+        """A redis-py asyncio client on ``address`` for the user's own commands, with
+        the config's socket timeout (its own pool: the lock's pools time differently)."""
+        client = self._clients.get(address)
+        if client is None:
+            kwargs = self.kwargs(address, None, sentinel=False, pubsub=False)
+            client = self._clients[address] = aioredis.Redis(
+                connection_pool=aioredis.ConnectionPool(**kwargs)
+            )
+        return client
 
     async def close(self) -> None:
-        for pool in self.take_all():
+        clients, self._clients = list(self._clients.values()), {}
+        for pool in [*self.take_all(), *(c.connection_pool for c in clients)]:
             await pool.disconnect()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,9 @@ LostCallback = Callable[[LockLost], object]
 
 HoldKey = tuple[str, str]
 """(lock name, owner field)."""
+
+MAX_LOST_REMEMBERED = 10_000
+"""Lost holds remembered for their owner's next unlock, at most."""
 
 
 @dataclass(slots=True, eq=False)
@@ -71,7 +74,10 @@ class HoldTable:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._holds: dict[HoldKey, Hold] = {}
-        self._lost: set[HoldKey] = set()
+        # Holds reported lost and not yet unlocked by their owner (whose next unlock
+        # must raise); bounded, oldest first out, so owners that never unlock cannot
+        # grow it without end.
+        self._lost: dict[HoldKey, None] = {}
 
     def __len__(self) -> int:
         with self._lock:
@@ -110,7 +116,7 @@ class HoldTable:
         """
         key = (name, owner)
         with self._lock:
-            self._lost.discard(key)
+            self._lost.pop(key, None)
             hold = self._holds.get(key)
             if hold is None:
                 hold = Hold(
@@ -132,7 +138,7 @@ class HoldTable:
         """Record a release that left ``left`` holds (0 forgets the lock)."""
         key = (name, owner)
         with self._lock:
-            self._lost.discard(key)
+            self._lost.pop(key, None)
             if left <= 0:
                 self._holds.pop(key, None)
             elif key in self._holds:
@@ -159,7 +165,7 @@ class HoldTable:
 
     def clear_lost(self, name: str, owner: str) -> None:
         with self._lock:
-            self._lost.discard((name, owner))
+            self._lost.pop((name, owner), None)
 
     def watchdog_holds(self) -> list[Hold]:
         """Return the holds the watchdog must renew, as a snapshot."""
@@ -188,7 +194,9 @@ class HoldTable:
             if self._holds.get(key) is not hold or hold.releasing:
                 return False
             del self._holds[key]
-            self._lost.add(key)
+            self._lost[key] = None
+            if len(self._lost) > MAX_LOST_REMEMBERED:
+                del self._lost[next(iter(self._lost))]
             return True
 
     def clear(self) -> None:
@@ -196,10 +204,6 @@ class HoldTable:
         with self._lock:
             self._holds.clear()
             self._lost.clear()
-
-    def __iter__(self) -> Iterator[Hold]:
-        with self._lock:
-            return iter(list(self._holds.values()))
 
 
 def report_lost(name: str, owner: str, reason: str, callback: LostCallback | None,

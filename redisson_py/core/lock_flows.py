@@ -207,8 +207,9 @@ def release_command(ref: LockRef, expect_count: int = 0) -> ScriptCommand:
 
 
 def _undo_if_applied(ref: LockRef, expect_count: int) -> Generator[Effect, Any, None]:
-    """Release one hold if the owner's count is ``expect_count``; one try, never raises
-    (if it fails, the hold was never recorded, so it is not renewed and expires)."""
+    """Release one hold if the owner's count is ``expect_count``; one try, never raises.
+    If it fails, the hold it meant to undo is not in this client's table, so nothing
+    renews it past the owner's own holds and the key expires after its TTL at worst."""
     with contextlib.suppress(Exception):
         yield Call(ref.target, ref.name, (release_command(ref, expect_count),))
 
