@@ -166,8 +166,11 @@ def _read_results(workers: list[_Worker]) -> tuple[list[WorkerResult], list[str]
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM takes the Ctrl-C path (orderly stop and teardown) while the run lasts."""
+def _signals_as_interrupt() -> Iterator[None]:
+    """Ctrl-C and SIGTERM take the orderly path (stop, summary, teardown) while the run
+    lasts. SIGINT is set explicitly: a process started in the background of a
+    non-interactive shell inherits it ignored, and would then never see Ctrl-C while
+    its workers (which set their own handlers) do."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -175,11 +178,12 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _delete_keys(client: Redisson, keys: DemoKeys) -> None:
@@ -201,7 +205,7 @@ def run_demo(options: DemoOptions, out: TextIO, *, live: bool | None = None) -> 
     if options.config is None:
         progress.note(f"starting a {options.topology} Redis topology (local processes)...")
     with (
-        _sigterm_as_interrupt(),
+        _signals_as_interrupt(),
         scratch_directory() as scratch,
         deployment(options, scratch) as dep,
     ):
