@@ -17,14 +17,13 @@ check hold the same lock, so no byte is between the socket and the count at the 
 
 from __future__ import annotations
 
-import contextlib
 import select
 import socket
-import threading
 import time
 from dataclasses import dataclass, field
 
 from redisson_py.core.scripts import Script
+from redisson_py.testing.proxy import LoopbackProxy
 
 _CHUNK = 65536
 _AGGREGATES = {ord("*"), ord("%"), ord("~"), ord(">"), ord("|")}
@@ -95,24 +94,19 @@ class FlightLog:
     in_flight: bool = False
 
 
-class CountingProxy:
+class CountingProxy(LoopbackProxy):
     """Forward 127.0.0.1:``port`` to 127.0.0.1:``target_port``, counting flights.
 
     ``marker`` is a script: ``EVALSHA <its sha1>`` and ``EVAL <its source>`` commands are
     counted apart and flights that start with one are labelled ``"marked"``. Threads, no asyncio.
     """
 
+    name = "counting-proxy"
+
     def __init__(self, target_port: int, marker: Script):
-        self._target = ("127.0.0.1", target_port)
         self._marked = {(b"EVALSHA", marker.sha.encode()), (b"EVAL", marker.source.encode())}
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self._listener.getsockname()[1]
-        self._lock = threading.Lock()
         self._logs: list[FlightLog] = []
-        self._sockets: set[socket.socket] = set()
-        self._closed = False
-        self._thread = threading.Thread(target=self._accept, name="counting-proxy", daemon=True)
-        self._thread.start()
+        super().__init__(target_port)
 
     def logs(self) -> list[FlightLog]:
         with self._lock:
@@ -121,92 +115,54 @@ class CountingProxy:
                 for log in self._logs
             ]
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(self._target)
-            except OSError:
-                client.close()
-                continue
-            for sock in (client, server):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            log = FlightLog()
-            with self._lock:
-                self._sockets |= {client, server}
-                self._logs.append(log)
-            threading.Thread(target=self._up, args=(client, server, log), daemon=True).start()
-            threading.Thread(target=self._down, args=(server, client, log), daemon=True).start()
+    def _connection_state(self) -> FlightLog:
+        log = FlightLog()
+        with self._lock:
+            self._logs.append(log)
+        return log
 
     def _up(self, client: socket.socket, server: socket.socket, log: FlightLog) -> None:
         pending = bytearray()
         first_at: float | None = None  # a flight has started; its first command is pending
-        try:
-            while True:
-                select.select([client], [], [])
-                with self._lock:
-                    try:
-                        chunk = client.recv(_CHUNK, socket.MSG_DONTWAIT)
-                    except BlockingIOError:
-                        continue
-                    if not chunk:
-                        break
-                    if not log.in_flight and log.commands == log.replies:
-                        log.in_flight = True
-                        first_at = time.monotonic()
-                    pending += chunk
-                    pos = 0
-                    while (end := _skip_value(pending, pos)) is not None:
-                        name, sha = _command_name_and_sha(pending, pos, end)
-                        marked = (name, sha) in self._marked
-                        if first_at is not None:
-                            label = "marked" if marked else name.decode(errors="replace")
-                            log.flights.append((first_at, label))
-                            first_at = None
-                        log.marked_commands += marked
-                        log.commands += 1
-                        pos = end
-                    del pending[:pos]
-                server.sendall(chunk)
-        except (OSError, ValueError):
-            pass
-        self._close(client, server)
+        while True:
+            select.select([client], [], [])
+            with self._lock:
+                try:
+                    chunk = client.recv(_CHUNK, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return
+                if not log.in_flight and log.commands == log.replies:
+                    log.in_flight = True
+                    first_at = time.monotonic()
+                pending += chunk
+                pos = 0
+                while (end := _skip_value(pending, pos)) is not None:
+                    name, sha = _command_name_and_sha(pending, pos, end)
+                    marked = (name, sha) in self._marked
+                    if first_at is not None:
+                        label = "marked" if marked else name.decode(errors="replace")
+                        log.flights.append((first_at, label))
+                        first_at = None
+                    log.marked_commands += marked
+                    log.commands += 1
+                    pos = end
+                del pending[:pos]
+            server.sendall(chunk)
 
     def _down(self, server: socket.socket, client: socket.socket, log: FlightLog) -> None:
         pending = bytearray()
-        try:
-            while chunk := server.recv(_CHUNK):
-                # Counted before the client can see it, so a command the client sends
-                # after reading its last reply always finds the flight over.
-                with self._lock:
-                    pending += chunk
-                    pos = 0
-                    while (end := _skip_value(pending, pos)) is not None:
-                        log.replies += 1
-                        pos = end
-                    del pending[:pos]
-                    if log.replies == log.commands and not _has_unread(client):
-                        log.in_flight = False
-                client.sendall(chunk)
-        except OSError:
-            pass
-        self._close(client, server)
-
-    def _close(self, *pair: socket.socket) -> None:
-        for sock in pair:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
+        while chunk := server.recv(_CHUNK):
+            # Counted before the client can see it, so a command the client sends
+            # after reading its last reply always finds the flight over.
             with self._lock:
-                self._sockets.discard(sock)
-
-    def close(self) -> None:
-        self._closed = True
-        self._listener.close()
-        with self._lock:
-            sockets = list(self._sockets)
-        self._close(*sockets)
-        self._thread.join(timeout=2)
+                pending += chunk
+                pos = 0
+                while (end := _skip_value(pending, pos)) is not None:
+                    log.replies += 1
+                    pos = end
+                del pending[:pos]
+                if log.replies == log.commands and not _has_unread(client):
+                    log.in_flight = False
+            client.sendall(chunk)
