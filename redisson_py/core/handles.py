@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from redisson_py.config.model import Config
 from redisson_py.core import quorum
+from redisson_py.core.client_state import ClientState
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef
+from redisson_py.core.manager_base import ManagerBase
 from redisson_py.core.multi_flows import GroupState
 from redisson_py.core.naming import channel_name, owner_field
+from redisson_py.core.options import lock_settings
 
 
 def check_lease(name: str, lease_time: float | None) -> float | None:
@@ -146,3 +150,45 @@ class RedLockHandle(GroupHandle):
     def _need(self, members: int) -> int:
         return quorum.quorum(members)
 
+
+L = TypeVar("L", bound=LockHandle)
+M = TypeVar("M", bound=ManagerBase)
+
+
+class ClientHandle(Generic[L, M]):
+    """What the sync and asyncio clients share: identity, settings, the lost-lock
+    callback and lock handles. ``lock_class`` is the shell's lock; ``M`` its manager."""
+
+    lock_class: type[L]
+
+    def __init__(self, config: Config, manager: M, on_lock_lost: LostCallback | None):
+        self.config = config
+        self._manager = manager
+        self._state = ClientState(lock_settings(config, manager.mode.section), on_lock_lost)
+
+    @property
+    def id(self) -> str:
+        """This client's id (a UUID), the first half of every owner field it writes."""
+        return self._state.client_id
+
+    @property
+    def on_lock_lost(self) -> LostCallback | None:
+        """Called when a hold is found lost, unless the lock has its own callback (from
+        the watchdog thread, or on the asyncio client's event loop)."""
+        return self._state.on_lock_lost
+
+    @on_lock_lost.setter
+    def on_lock_lost(self, callback: LostCallback | None) -> None:
+        self._state.on_lock_lost = callback
+
+    @property
+    def connection_manager(self) -> M:
+        return self._manager
+
+    def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> L:
+        """The reentrant lock ``name`` (a Redis key of that name)."""
+        return self.lock_class(self, name, on_lock_lost=on_lock_lost)
+
+    def __repr__(self) -> str:
+        kind = self._manager.mode.kind
+        return f"<{type(self).__module__}.{type(self).__name__} {kind} {self.id}>"

@@ -15,9 +15,11 @@ short internal lock and never blocks on I/O.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +41,8 @@ class LockLost:
 
 
 LostCallback = Callable[[LockLost], object]
-"""Called once when a held lock is found lost; its return value is ignored."""
+"""Called once when a held lock is found lost. If it returns an awaitable (an ``async
+def`` callback on the asyncio client), that is run as a task on the client's loop."""
 
 HoldKey = tuple[str, str]
 """(lock name, owner field)."""
@@ -216,6 +219,23 @@ def report_lost(name: str, owner: str, reason: str, callback: LostCallback | Non
     if callback is None:
         return
     try:
-        callback(LockLost(name, owner, reason))
+        result = callback(LockLost(name, owner, reason))
+    except Exception:
+        log.exception("on_lock_lost callback for lock %r raised", name)
+        return
+    if inspect.isawaitable(result):
+        # An async callback (asyncio client): run it on the loop that found the loss.
+        try:
+            asyncio.get_running_loop().create_task(_logged(result, name))
+        except RuntimeError:  # no loop here: a coroutine callback on the sync client
+            log.error("on_lock_lost callback for lock %r is async, but no event loop "
+                      "runs here to await it", name)
+            if inspect.iscoroutine(result):
+                result.close()
+
+
+async def _logged(awaitable: Awaitable[object], name: str) -> None:
+    try:
+        await awaitable
     except Exception:
         log.exception("on_lock_lost callback for lock %r raised", name)

@@ -7,15 +7,14 @@ from types import TracebackType
 import redis
 
 from redisson_py.config.model import Config
-from redisson_py.core.client_state import ClientState
+from redisson_py.core.handles import ClientHandle
 from redisson_py.core.holds import LostCallback
-from redisson_py.core.options import lock_settings
 from redisson_py.sync.lock import Lock
 from redisson_py.sync.manager import ConnectionManager
 from redisson_py.sync.watchdog import Watchdog
 
 
-class Redisson:
+class Redisson(ClientHandle[Lock, ConnectionManager]):
     """A client for one Redis deployment (any topology), for use from threads.
 
     Create it with :meth:`create`; it is thread-safe and meant to be shared. Each
@@ -25,12 +24,12 @@ class Redisson:
     after the watchdog timeout.
     """
 
+    lock_class = Lock
+
     def __init__(
         self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
     ):
-        self.config = config
-        self._manager = manager
-        self._state = ClientState(lock_settings(config, manager.mode.section), on_lock_lost)
+        super().__init__(config, manager, on_lock_lost)
         self._watchdog = Watchdog(self._state)
 
     @classmethod
@@ -44,29 +43,6 @@ class Redisson:
         """
         config.validate()
         return cls(config, ConnectionManager.create(config), on_lock_lost)
-
-    @property
-    def id(self) -> str:
-        """This client's id, the first half of every owner field it writes."""
-        return self._state.client_id
-
-    @property
-    def on_lock_lost(self) -> LostCallback | None:
-        """Called (from the watchdog thread) when a hold is found lost, unless the lock has
-        its own callback."""
-        return self._state.on_lock_lost
-
-    @on_lock_lost.setter
-    def on_lock_lost(self, callback: LostCallback | None) -> None:
-        self._state.on_lock_lost = callback
-
-    @property
-    def connection_manager(self) -> ConnectionManager:
-        return self._manager
-
-    def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> Lock:
-        """The reentrant lock ``name`` (a Redis key of that name)."""
-        return Lock(self, name, on_lock_lost=on_lock_lost)
 
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the
@@ -89,6 +65,3 @@ class Redisson:
         traceback: TracebackType | None,
     ) -> None:
         self.shutdown()
-
-    def __repr__(self) -> str:
-        return f"<Redisson {self._manager.mode.kind} {self.id}>"
