@@ -36,7 +36,7 @@ class Lock(LockHandle):
     """
 
     async def lock(self, lease_time: float | None = None) -> None:
-        """Wait until this task holds the lock."""
+        """Wait until this task holds the lock, through failovers (as the sync twin)."""
         lease = check_lease(self.name, lease_time)
         await run(lock_flows.try_lock(self._ref(current_owner_id()), None, lease))
         self._started(lease)

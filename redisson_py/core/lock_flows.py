@@ -9,6 +9,7 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Callable, Generator
@@ -37,11 +38,16 @@ from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError, Redisso
 
 Flow = Generator[Effect, Any, Any]
 
+log = logging.getLogger("redisson_py.lock")
+
 RETRYABLE: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError)
 """Errors after which a command is retried (redis-py's ConnectionError covers LOADING)."""
 
 WAIT_THROUGH: tuple[type[BaseException], ...] = (NoSyncedReplicasError, *RETRYABLE)
 """Errors a waiting acquire outlasts while its wait time lasts (what a failover raises)."""
+
+WARN_EVERY = 10
+"""A wait with no deadline logs a WARNING at its 1st, 11th, 21st... failure."""
 
 POLL_WITHOUT_SUBSCRIPTION = 0.5
 """Longest sleep between tries when the unlock channel could not be subscribed."""
@@ -238,11 +244,15 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         while True:
             try:
                 return (yield from _acquire_once(ref, lease))
-            except WAIT_THROUGH:
+            except WAIT_THROUGH as error:
                 left = remaining()
                 if left is not None and left <= 0:
                     raise
                 failures += 1
+                if left is None and failures % WARN_EVERY == 1:
+                    # Waiting for ever: say so, or a dead Redis would look like a hang.
+                    log.warning("lock %r: still waiting through failures (%d so far): %s",
+                                ref.name, failures, error)
                 pause = settings.retry_delay(failures)
                 yield Sleep(pause if left is None else min(pause, left))
 

@@ -14,6 +14,7 @@ RedLock when fewer than a quorum remain.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -24,6 +25,7 @@ from redisson_py.core import quorum, scripts
 from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand, Sleep
 from redisson_py.core.holds import Hold, LostCallback, report_lost
 from redisson_py.core.lock_flows import (
+    WARN_EVERY,
     AcquireReply,
     LockRef,
     decode_acquire,
@@ -35,6 +37,8 @@ from redisson_py.core.lock_flows import (
 from redisson_py.errors import LockNotOwnedError, LockUnavailableError
 
 Flow = Generator[Effect, Any, Any]
+
+log = logging.getLogger("redisson_py.lock")
 
 
 @dataclass(slots=True)
@@ -245,6 +249,7 @@ def try_lock(
     timeout = member_timeout or quorum.member_timeout(effective_lease, settings.command_timeout)
     deadline = None if wait is None else time.monotonic() + max(0.0, wait)
     all_of = group.all_of
+    failed_rounds = 0
     while True:
         started = time.monotonic()
         if all_of:
@@ -260,14 +265,19 @@ def try_lock(
             return True
         yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
         left = None if deadline is None else deadline - time.monotonic()
+        errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
+        failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
+        if deadline is None and errors:
+            failed_rounds += 1
+            if failed_rounds % WARN_EVERY == 1:  # waiting for ever: never silently
+                log.warning("%s: still waiting through failures (%d rounds): %s",
+                            group.label, failed_rounds, failing)
         if left is not None and left <= 0:
-            errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
             contended = any(o.reply is not None and not o.reply.acquired for o in outcomes)
             if errors and not contended:
                 raise LockUnavailableError(
                     f"{group.label}: {len(errors)} of {len(refs)} members failed, "
-                    f"{group.need} needed: "
-                    + "; ".join(f"{member}: {error}" for member, error in errors.items()),
+                    f"{group.need} needed: {failing}",
                     errors,
                 )
             return False

@@ -40,8 +40,9 @@ class Lock(LockHandle):
     def lock(self, lease_time: float | None = None) -> None:
         """Block until this thread holds the lock.
 
-        Raises :class:`~redisson_py.NoSyncedReplicasError` never (it retries), and
-        redis-py's ``ConnectionError`` when Redis stays unreachable beyond the retries.
+        Waits through failovers: connection errors and grants the replicas did not
+        acknowledge are retried for as long as it waits, with a WARNING log line at the
+        first failure and every tenth after it. Use :meth:`try_lock` for a deadline.
         """
         lease = check_lease(self.name, lease_time)
         run(lock_flows.try_lock(self._ref(current_owner_id()), None, lease))
