@@ -36,7 +36,7 @@ import redis.asyncio as aioredis
 from redisson_py import Config, Redisson, RedLock
 from redisson_py import asyncio as aio
 from redisson_py.core import naming, scripts
-from redisson_py.core.lock_flows import to_millis
+from redisson_py.core.lock_flows import acquire_latch_field, to_millis
 from redisson_py.core.modes import mode_for
 from redisson_py.core.options import lock_settings
 
@@ -119,7 +119,10 @@ class FloorScripts:
         self.lease_ms = LEASE_SECONDS * 1000
 
     def acquire_args(self) -> tuple[Any, ...]:
-        return (scripts.ACQUIRE.sha, 1, self.name, self.lease_ms, self.owner, "0")
+        return (
+            scripts.ACQUIRE.sha, 1, self.name,
+            self.lease_ms, self.owner, acquire_latch_field(self.owner), uuid.uuid4().hex,
+        )
 
     def release_args(self) -> tuple[Any, ...]:
         latch = naming.unlock_latch_name(self.name, uuid.uuid4().hex)
@@ -133,7 +136,6 @@ class FloorScripts:
             self.owner,
             "publish",
             self.latch_ms,
-            "0",
         )
 
 

@@ -17,7 +17,11 @@ from __future__ import annotations
 from redisson_py.config import Config
 from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
+    ArgumentError,
+    ArgumentTypeError,
     AuthError,
+    ClientClosedError,
+    CommandTimeoutError,
     ConfigError,
     ConnectError,
     LockNotOwnedError,
@@ -33,7 +37,11 @@ from redisson_py.sync.multilock import MultiLock, RedLock
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
     "AuthError",
+    "ClientClosedError",
+    "CommandTimeoutError",
     "Config",
     "ConfigError",
     "ConnectError",

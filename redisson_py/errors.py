@@ -1,9 +1,13 @@
 """Every error redisson-py raises on purpose.
 
-All of them derive from :class:`RedissonError`, so ``except RedissonError`` catches what
-the library reports about itself; errors from redis-py that say nothing more than redis-py
-already says (a plain connection refused mid-operation, say) are passed through as they are.
-No message built here ever contains a password.
+Every exception that leaves the public API (clients, locks, MultiLock/RedLock, their
+asyncio twins) derives from :class:`RedissonError`, so ``except RedissonError`` catches
+them all. A redis-py error met on the way is wrapped, never passed through: network
+failures become :class:`ConnectError` or :class:`CommandTimeoutError` (also the builtin
+``ConnectionError`` / ``TimeoutError``), naming the lock and the node, with redis-py's
+error as ``__cause__``. The one exception is :meth:`redisson_py.Redisson.redis`, which
+hands out a plain redis-py client for the user's own commands. No message built here
+ever contains a password.
 """
 
 from __future__ import annotations
@@ -32,15 +36,52 @@ class TopologyError(RedissonError):
     """A topology spec (``topologies/*.yaml``) is malformed or cannot be started."""
 
 
-class ConnectError(RedissonError, ConnectionError):
-    """No configured server could be reached when the client was created.
+class ArgumentError(RedissonError, ValueError):
+    """A call got an argument it cannot use (a negative wait, a lease under 1 ms, a
+    RedLock naming one lock twice); the message names the lock and the argument."""
 
-    ``attempts`` maps each address tried to the reason it failed, in the order tried.
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """A call got an argument of the wrong type (a string where seconds belong)."""
+
+
+class ClientClosedError(RedissonError, RuntimeError):
+    """The client was shut down; it takes no more calls (create a new one)."""
+
+
+class ConnectError(RedissonError, ConnectionError):
+    """A server could not be reached or the connection broke.
+
+    Raised by ``Redisson.create()`` when no configured server could be reached
+    (``attempts`` maps each address tried to the reason it failed, in the order tried),
+    and by lock calls when the node serving the lock stayed unreachable through the
+    retries the call had time for (``lock_name`` and ``address`` say which).
     """
 
-    def __init__(self, message: str, attempts: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        message: str,
+        attempts: Mapping[str, str] | None = None,
+        *,
+        lock_name: str | None = None,
+        address: str | None = None,
+    ):
         super().__init__(message)
         self.attempts = dict(attempts or {})
+        self.lock_name = lock_name
+        self.address = address
+
+
+class CommandTimeoutError(RedissonError, TimeoutError):
+    """A node did not answer a lock command within the command timeout (``timeout``),
+    or within the time the caller's wait had left; ``lock_name`` and ``address`` say
+    which lock and node. The command may still have been applied: the lock flows undo
+    what an unanswered acquire may have taken before they raise this."""
+
+    def __init__(self, message: str, *, lock_name: str | None = None, address: str | None = None):
+        super().__init__(message)
+        self.lock_name = lock_name
+        self.address = address
 
 
 class AuthError(ConnectError):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from redisson_py import LockLost, LockNotOwnedError, LockUnavailableError
+from redisson_py import ArgumentError, LockLost, LockNotOwnedError, LockUnavailableError
 from redisson_py.testing import Topology, wait_until
 from redisson_py.testing.owners import Flavor
 from redisson_py.testing.waiting import NotYet
@@ -53,11 +53,29 @@ def test_a_lease_shorter_than_the_round_is_refused(
 ) -> None:
     redlock = flavor.redlock.for_name(lock_name, redlock_clients(redlock_topology))
     alice = flavor.owner("alice")
-    # 1 ms of lease cannot outlast a round plus the 2 ms drift allowance.
-    assert alice(redlock.try_lock, 0.0, 0.001) is False
+    # 1 ms of lease cannot outlast a round (50 ms member timeout) plus the drift
+    # allowance: refused at once with the reason, not after waiting out the wait.
+    started = time.monotonic()
+    with pytest.raises(ArgumentError, match="cannot outlast one round"):
+        alice(redlock.try_lock, 5.0, 0.001)
+    assert time.monotonic() - started < 1.0
     assert keys_on(redlock_topology, lock_name) == [0, 0, 0, 0, 0]
     assert alice(redlock.try_lock, 0.0, 10.0) is True
     alice(redlock.unlock)
+
+
+def test_a_redlock_of_one_lock_repeated_is_refused(
+    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    lock_name: str,
+) -> None:
+    """Issue 15, finding 6: the same lock five times was granted on one master with hold
+    count 3, a "majority" of one server."""
+    client = redlock_clients(redlock_topology)[0]
+    with pytest.raises(ArgumentError, match="twice"):
+        flavor.redlock(*(client.get_lock(lock_name) for _ in range(5)))
+    with pytest.raises(ArgumentError, match="twice"):
+        flavor.multilock(client.get_lock(lock_name), client.get_lock(lock_name))
+    assert keys_on(redlock_topology, lock_name) == [0, 0, 0, 0, 0]
 
 
 def test_two_dead_masters_leave_a_quorum_three_do_not(
@@ -159,8 +177,14 @@ def test_redlock_excludes_across_processes(
                "--config", config, "--flavor", flavor.name, "--lock", lock_name,
                "--counter", counter, "--owners", "4", "--increments", "100"]
     workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
-    for worker in workers:
-        out, _ = worker.communicate(timeout=240)
-        assert worker.returncode == 0
-        assert sum(json.loads(out)["done"]) == 400
+    try:
+        for worker in workers:
+            out, _ = worker.communicate(timeout=240)
+            assert worker.returncode == 0
+            assert sum(json.loads(out)["done"]) == 400
+    finally:
+        for worker in workers:  # never leave a worker behind when the test fails
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
     assert int(redlock_topology.data_nodes[0].client().get(counter)) == 800

@@ -5,5 +5,40 @@ from __future__ import annotations
 from redisson_py.asyncio.client import Redisson
 from redisson_py.asyncio.lock import Lock
 from redisson_py.asyncio.multilock import MultiLock, RedLock
+from redisson_py.config import Config
+from redisson_py.core.holds import LockLost
+from redisson_py.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    AuthError,
+    ClientClosedError,
+    CommandTimeoutError,
+    ConfigError,
+    ConnectError,
+    LockNotOwnedError,
+    LockUnavailableError,
+    NoSyncedReplicasError,
+    RedissonError,
+)
 
-__all__ = ["Lock", "MultiLock", "RedLock", "Redisson"]
+# Config, LockLost and the errors are the same objects as in ``redisson_py``; they are
+# here too so an asyncio program needs one import.
+__all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "AuthError",
+    "ClientClosedError",
+    "CommandTimeoutError",
+    "Config",
+    "ConfigError",
+    "ConnectError",
+    "Lock",
+    "LockLost",
+    "LockNotOwnedError",
+    "LockUnavailableError",
+    "MultiLock",
+    "NoSyncedReplicasError",
+    "RedLock",
+    "Redisson",
+    "RedissonError",
+]

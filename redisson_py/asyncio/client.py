@@ -39,10 +39,14 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
     def redis(self, name: str = "") -> aioredis.Redis:
         """A redis-py asyncio client on the master that owns ``name``'s slot."""
+        self._check_open()
         return self._manager.master_client(name)
 
     async def shutdown(self) -> None:
-        """Stop renewals and close connections; held locks expire by themselves."""
+        """Stop renewals and close connections; held locks expire by themselves.
+        Idempotent. Every later call on this client or its locks raises
+        :class:`~redisson_py.ClientClosedError`."""
+        self._state.closed = True
         await self._watchdog.stop()
         await self._manager.close()
         self._state.holds.clear()

@@ -9,10 +9,12 @@ error, so the flow can undo an acquire that was in flight before the task ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Generator
 from typing import Any, TypeVar
 
 from redisson_py.core.effects import (
+    Background,
     Call,
     Direct,
     Effect,
@@ -25,6 +27,9 @@ from redisson_py.core.effects import (
 )
 
 T = TypeVar("T")
+
+_background: set[asyncio.Task[None]] = set()
+"""Background flows running now: the loop keeps only weak references to tasks."""
 
 
 async def _gather(effect: Gather) -> list[Any]:
@@ -56,7 +61,20 @@ async def perform(effect: Effect) -> Any:
         case Unsubscribe():
             await effect.subscription.close()
             return None
+        case Background():
+            task = asyncio.get_running_loop().create_task(
+                _run_quietly(effect.flow), name=effect.name
+            )
+            _background.add(task)
+            task.add_done_callback(_background.discard)
+            return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
+
+
+async def _run_quietly(flow: Generator[Effect, Any, Any]) -> None:
+    # See the sync twin: a background flow promises not to raise.
+    with contextlib.suppress(Exception):
+        await run(flow)
 
 
 async def run(flow: Generator[Effect, Any, T]) -> T:

@@ -38,7 +38,7 @@ class Lock(LockHandle):
     async def lock(self, lease_time: float | None = None) -> None:
         """Wait until this task holds the lock, through failovers (as the sync twin)."""
         lease = check_lease(self.name, lease_time)
-        await run(lock_flows.try_lock(self._ref(current_owner_id()), None, lease))
+        await run(self._flow(current_owner_id(), lock_flows.try_lock, None, lease))
         self._started(lease)
 
     async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
@@ -47,7 +47,8 @@ class Lock(LockHandle):
         Raises :class:`~redisson_py.NoSyncedReplicasError` as the sync twin does.
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        acquired: bool = await run(lock_flows.try_lock(self._ref(current_owner_id()), wait, lease))
+        owner = current_owner_id()
+        acquired: bool = await run(self._flow(owner, lock_flows.try_lock, wait, lease))
         if acquired:
             self._started(lease)
         return acquired
@@ -59,31 +60,31 @@ class Lock(LockHandle):
     async def unlock(self) -> None:
         """Release one hold; :class:`~redisson_py.LockNotOwnedError` if this task holds
         none, or its hold was reported lost."""
-        await run(lock_flows.unlock(self._ref(current_owner_id())))
+        await run(self._flow(current_owner_id(), lock_flows.unlock))
 
     async def force_unlock(self) -> bool:
         """Delete the lock whoever holds it; True if it was locked."""
-        result: bool = await run(lock_flows.force_unlock(self._ref(current_owner_id())))
+        result: bool = await run(self._flow(current_owner_id(), lock_flows.force_unlock))
         return result
 
     async def is_locked(self) -> bool:
-        result: bool = await run(lock_flows.is_locked(self._ref(current_owner_id())))
+        result: bool = await run(self._flow(current_owner_id(), lock_flows.is_locked))
         return result
 
     async def is_held_by_current_task(self) -> bool:
-        result: bool = await run(lock_flows.is_held(self._ref(current_owner_id())))
+        result: bool = await run(self._flow(current_owner_id(), lock_flows.is_held))
         return result
 
     is_held_by_current_thread = is_held_by_current_task
     """The sync API's name, for code written against both."""
 
     async def hold_count(self) -> int:
-        result: int = await run(lock_flows.hold_count(self._ref(current_owner_id())))
+        result: int = await run(self._flow(current_owner_id(), lock_flows.hold_count))
         return result
 
     async def remain_time_to_live(self) -> float | None:
-        ref = self._ref(current_owner_id())
-        result: float | None = await run(lock_flows.remain_time_to_live(ref))
+        owner = current_owner_id()
+        result: float | None = await run(self._flow(owner, lock_flows.remain_time_to_live))
         return result
 
     # asyncio.Lock's protocol

@@ -26,6 +26,7 @@ from redisson_py.asyncio.pubsub import PubSubService, Subscription
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
 from redisson_py.core.effects import Call, CallResult, Direct
+from redisson_py.core.failures import note_node
 from redisson_py.core.manager_base import (
     REFRESH_THROTTLE,
     ConnectionKey,
@@ -105,23 +106,24 @@ class ConnectionManager(ManagerBase):
 
     async def _roundtrip_on(self, key: ConnectionKey, commands: list[Any]) -> list[Any]:
         """Send ``commands`` on one connection of ``key``'s pool and read one reply each
-        (error replies as exceptions), within the key's reply timeout. A connection that
-        failed, timed out or was cancelled mid-way is closed, never reused."""
+        (error replies as exceptions), all within the key's reply timeout, connecting
+        included. A connection that failed, timed out or was cancelled mid-way is closed,
+        never reused."""
         address, timeout = key[0], key[1] or self.command_timeout
         pool = self._pool(key)
         idle = self.pools.idle(pool)
         connection = idle.take()
-        if connection is None:
-            try:
-                connection = await checkout(pool)
-            except _IO_ERRORS:
-                self.suspect(address)
-                raise
+        if connection is not None and await _stale(connection):
+            # See the sync twin: closed by the server; it reconnects on send.
+            await connection.disconnect()
         replies: list[Any] = []
         try:
-            # One timeout for the whole round trip: redis-py's own (socket_timeout) wraps
-            # every send in asyncio.wait_for, a task per command.
+            # One timeout for the whole round trip, the connect of a new connection
+            # included: redis-py's own (socket_timeout) wraps every send in
+            # asyncio.wait_for, a task per command, and bounds each step separately.
             async with asyncio.timeout(timeout):
+                if connection is None:
+                    connection = await checkout(pool)
                 await connection.send_packed_command(connection.pack_commands(commands))
                 for _ in commands:
                     try:
@@ -129,14 +131,19 @@ class ConnectionManager(ManagerBase):
                     except ResponseError as error:
                         replies.append(error)
         except BaseException as error:
-            await connection.disconnect()
+            if connection is not None:
+                await connection.disconnect()
             if isinstance(error, _IO_ERRORS):
+                note_node(error, address)
                 self.suspect(address)
             if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
-                raise RedisTimeoutError(f"Timeout reading from {address}") from error
+                timeout_error = RedisTimeoutError(f"Timeout talking to {address}")
+                note_node(timeout_error, address)
+                raise timeout_error from error
             raise
         finally:
-            idle.give(connection)
+            if connection is not None:
+                idle.give(connection)
         return replies
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:
@@ -249,6 +256,19 @@ class ConnectionManager(ManagerBase):
             finally:
                 with contextlib.suppress(Exception):
                     await _close(pubsub)
+
+
+async def _stale(connection: Any) -> bool:
+    """True when an idle connection has something to read (see the sync twin)."""
+    if not connection.is_connected:
+        return False
+    # can_read() since redis-py 8 (can_read_destructive() deprecated there), before it
+    # only can_read_destructive().
+    check = getattr(connection, "can_read", None) or connection.can_read_destructive
+    try:
+        return bool(await check())
+    except Exception:
+        return True
 
 
 async def _close(pubsub: Any) -> None:

@@ -24,9 +24,12 @@ class MultiLock(GroupHandle):
         wait, lease = self._check(wait_time, lease_time)
         owner = current_owner_id()
         acquired: bool = await run(
-            multi_flows.try_lock(
-                self._group, self._refs(owner), owner, wait, lease,
-                member_timeout=self.member_timeout,
+            multi_flows.guarded(
+                self._group,
+                multi_flows.try_lock(
+                    self._group, self._refs(owner), owner, wait, lease,
+                    member_timeout=self.member_timeout,
+                ),
             )
         )
         if acquired and lease is None:
@@ -36,7 +39,11 @@ class MultiLock(GroupHandle):
 
     async def unlock(self) -> None:
         owner = current_owner_id()
-        await run(multi_flows.unlock(self._group, self._refs(owner), owner))
+        await run(
+            multi_flows.guarded(
+                self._group, multi_flows.unlock(self._group, self._refs(owner), owner)
+            )
+        )
 
     def is_held_by_current_task(self) -> bool:
         return self._group.held_count(current_owner_id()) > 0

@@ -3,6 +3,7 @@
 The twin of :mod:`redisson_py.sync.pubsub`: the same shared
 :class:`~redisson_py.core.subscriptions.SubscriptionTable`, with futures instead of
 condition variables (everything runs on the client's event loop, so no lock is needed).
+The client's watchdog is told when a node's connection drops and when it is back.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.client import PubSub
@@ -92,6 +94,7 @@ class _Listener:
                 confirmed = self.confirmations.pop(channel, None)
                 if confirmed is not None and not confirmed.done():
                     confirmed.set_result(None)
+                self.service._confirmed(self.address)
 
     async def close(self) -> None:
         self.stopped = True
@@ -130,6 +133,30 @@ class PubSubService:
         self.manager = manager
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
+        self._node_listeners: list[Callable[[Address], None]] = []
+        # Nodes whose connection failed and has not confirmed a subscription since.
+        self._reconnecting: set[Address] = set()
+
+    def add_node_listener(self, callback: Callable[[Address], None]) -> None:
+        """Call ``callback(address)`` (on the loop; it must not block) when a node's
+        pub/sub connection drops, and when a subscription on that node is confirmed
+        again afterwards: the node may have restarted and lost its keys."""
+        if callback not in self._node_listeners:
+            self._node_listeners.append(callback)
+
+    def _notify_node(self, address: Address) -> None:
+        for callback in list(self._node_listeners):
+            try:
+                callback(address)
+            except Exception:
+                log.exception("pub/sub node listener failed")
+
+    def _confirmed(self, address: Address) -> None:
+        """A subscription on ``address`` was confirmed: tell the node listeners if its
+        connection had failed before (it is back)."""
+        if address in self._reconnecting:
+            self._reconnecting.discard(address)
+            self._notify_node(address)
 
     def __len__(self) -> int:
         return len(self._table)
@@ -237,8 +264,10 @@ class PubSubService:
             sub.address = None
             sub.signal_all()
             self._wake(sub, everyone=True)
+        self._reconnecting.add(listener.address)
         await listener.close()
         self.manager.suspect(listener.address)
+        self._notify_node(listener.address)
 
     async def reconcile(self) -> None:
         """Re-place every channel whose node is gone or no longer the right one, and wake
@@ -261,7 +290,11 @@ class PubSubService:
             self._wake(sub, everyone=True)
 
     async def close(self) -> None:
+        """Close every connection and wake every waiter (see the sync twin)."""
         listeners, self._listeners = list(self._listeners.values()), {}
+        for sub in self._table.all():
+            sub.signal_all()
+            self._wake(sub, everyone=True)
         for listener in listeners:
             await listener.close()
 

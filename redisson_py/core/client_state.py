@@ -64,6 +64,8 @@ class ClientState:
         self.client_id = str(uuid.uuid4())
         self.pid = os.getpid()
         self.extra: dict[str, Any] = {}
+        self.closed = False
+        """Set by the client's shutdown: every later call raises ClientClosedError."""
         _live_states.add(self)
 
     def _after_fork_in_child(self) -> None:

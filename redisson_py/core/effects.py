@@ -128,7 +128,15 @@ class Sleep:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Background:
+    """Run ``flow`` on its own (a daemon thread, or a task on the client's loop) and go
+    on at once: clean-up that must not hold up the caller's deadline, such as undoing an
+    acquire whose outcome is unknown while its node is unreachable. The flow must not
+    raise; what it returns is ignored."""
 
+    flow: Any
+    name: str = "redisson-py-background"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +155,7 @@ class Direct:
     sentinel: bool = False
 
 
-Effect = Call | Direct | Gather | Subscribe | Unsubscribe | WaitSignal | Sleep
+Effect = Call | Direct | Gather | Subscribe | Unsubscribe | WaitSignal | Sleep | Background
 
 
 def by_target(calls: tuple[Call | Direct, ...]) -> list[tuple[Any, list[int]]]:

@@ -9,29 +9,39 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
 from redisson_py.config.model import Config
 from redisson_py.core import quorum
 from redisson_py.core.client_state import ClientState
+from redisson_py.core.effects import Effect
 from redisson_py.core.holds import LostCallback
-from redisson_py.core.lock_flows import LockRef
+from redisson_py.core.lock_flows import LockRef, guarded
 from redisson_py.core.manager_base import ManagerBase
 from redisson_py.core.multi_flows import GroupState
 from redisson_py.core.naming import channel_name, owner_field
 from redisson_py.core.options import lock_settings
+from redisson_py.errors import ArgumentError, ArgumentTypeError, ClientClosedError
+
+MIN_LEASE = 0.001
+"""The shortest lease: PEXPIRE counts whole milliseconds, and a lease that rounds to
+0 ms would expire (or be re-entered) before the acquire even returns."""
 
 
 def check_lease(name: str, lease_time: float | None) -> float | None:
-    """``lease_time`` must be None (watchdog) or a positive finite number of seconds."""
+    """``lease_time`` must be None (watchdog) or a finite number of seconds, at least
+    :data:`MIN_LEASE` (1 ms); else :class:`~redisson_py.ArgumentError`."""
     if lease_time is None:
         return None
     if isinstance(lease_time, bool) or not isinstance(lease_time, int | float):
-        raise TypeError(f"lock {name!r}: lease_time must be seconds or None, not {lease_time!r}")
-    if not math.isfinite(lease_time) or lease_time <= 0:
-        raise ValueError(
-            f"lock {name!r}: lease_time must be positive seconds, or None for the watchdog;"
-            f" got {lease_time!r}"
+        raise ArgumentTypeError(
+            f"lock {name!r}: lease_time must be seconds or None, not {lease_time!r}"
+        )
+    if not math.isfinite(lease_time) or lease_time < MIN_LEASE:
+        raise ArgumentError(
+            f"lock {name!r}: lease_time must be at least 0.001 s (1 ms), or None for the"
+            f" watchdog; got {lease_time!r}"
         )
     return float(lease_time)
 
@@ -41,9 +51,11 @@ def check_wait(name: str, wait_time: float | None) -> float | None:
     if wait_time is None:
         return None
     if isinstance(wait_time, bool) or not isinstance(wait_time, int | float):
-        raise TypeError(f"lock {name!r}: wait_time must be seconds, not {wait_time!r}")
+        raise ArgumentTypeError(f"lock {name!r}: wait_time must be seconds, not {wait_time!r}")
     if math.isnan(wait_time) or wait_time < 0:
-        raise ValueError(f"lock {name!r}: wait_time must be 0 or more seconds; got {wait_time!r}")
+        raise ArgumentError(
+            f"lock {name!r}: wait_time must be 0 or more seconds; got {wait_time!r}"
+        )
     return None if math.isinf(wait_time) else float(wait_time)
 
 
@@ -51,12 +63,14 @@ def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
     """``threading.Lock.acquire``'s arguments as a wait time (None: for ever)."""
     if not blocking:
         if timeout != -1:
-            raise ValueError(f"lock {name!r}: a non-blocking acquire cannot have a timeout")
+            raise ArgumentError(f"lock {name!r}: a non-blocking acquire cannot have a timeout")
         return 0.0
     if timeout == -1:
         return None
     if timeout < 0:
-        raise ValueError(f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds")
+        raise ArgumentError(
+            f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds"
+        )
     return check_wait(name, timeout)
 
 
@@ -74,6 +88,10 @@ class LockHandle:
 
     def _ref(self, owner_id: int | str, group_on_lost: Any = None) -> LockRef:
         state = self._client._state
+        if state.closed:
+            raise ClientClosedError(
+                f"lock {self.name!r}: the client is shut down; create a new client"
+            )
         return LockRef(
             self.name,
             owner_field(state.client_id, owner_id),
@@ -83,6 +101,14 @@ class LockHandle:
             group_on_lost,
             self._channel,
         )
+
+    def _flow(
+        self, owner_id: int | str, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
+    ) -> Generator[Effect, Any, T]:
+        """``flow(ref, *args)`` for this lock and owner, its errors made ours
+        (:func:`~redisson_py.core.lock_flows.guarded`)."""
+        ref = self._ref(owner_id)
+        return guarded(ref, flow(ref, *args))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -100,12 +126,28 @@ class GroupHandle:
         member_timeout: float | None = None,
     ):
         if not locks:
-            raise ValueError(f"a {self.kind} needs at least one lock")
+            raise ArgumentError(f"a {self.kind} needs at least one lock")
+        seen: set[tuple[int, str]] = set()
         for lock in locks:
             if not isinstance(lock, LockHandle):
-                raise TypeError(f"a {self.kind} is made of locks, not {lock!r}")
-        if member_timeout is not None and member_timeout <= 0:
-            raise ValueError(f"{self.kind}: member_timeout must be positive seconds")
+                raise ArgumentTypeError(f"a {self.kind} is made of locks, not {lock!r}")
+            # The same lock twice (same name through the same connection manager) would
+            # be one hold counted as several votes: one master granting a "majority".
+            key = (id(lock._client._manager), lock.name)
+            if key in seen:
+                raise ArgumentError(
+                    f"a {self.kind} cannot hold lock {lock.name!r} twice through the same"
+                    " client: each member must be a distinct lock (for a RedLock, one per"
+                    " independent master)"
+                )
+            seen.add(key)
+        if member_timeout is not None and (
+            isinstance(member_timeout, bool)
+            or not isinstance(member_timeout, int | float)
+            or not math.isfinite(member_timeout)
+            or member_timeout <= 0
+        ):
+            raise ArgumentError(f"{self.kind}: member_timeout must be positive seconds")
         self.locks: tuple[LockHandle, ...] = tuple(locks)
         self.member_timeout = member_timeout
         self._group = GroupState(self.kind, [lock.name for lock in locks], self._need(len(locks)))
@@ -152,6 +194,7 @@ class RedLockHandle(GroupHandle):
 
 
 L = TypeVar("L", bound=LockHandle)
+T = TypeVar("T")
 M = TypeVar("M", bound=ManagerBase)
 
 
@@ -185,8 +228,14 @@ class ClientHandle(Generic[L, M]):
     def connection_manager(self) -> M:
         return self._manager
 
+    def _check_open(self) -> None:
+        if self._state.closed:
+            raise ClientClosedError("the client is shut down; create a new client")
+
     def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> L:
-        """The reentrant lock ``name`` (a Redis key of that name)."""
+        """The reentrant lock ``name`` (a Redis key of that name); raises
+        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        self._check_open()
         return self.lock_class(self, name, on_lock_lost=on_lock_lost)
 
     def __repr__(self) -> str:

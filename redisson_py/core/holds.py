@@ -1,11 +1,11 @@
 """A client's own record of the locks it holds: hold counts, leases, renewal, loss.
 
 Redis is the authority on who holds a lock; this table is what one client knows about
-its own holds, for three purposes:
+its own holds, for two purposes:
 
-- the watchdog renews the holds taken without a lease (:mod:`redisson_py.core.renewal`);
-- a retried acquire tells the server which hold count means "the first attempt was
-  applied", so a lost reply never leaves a hold count of 2;
+- the watchdog renews the holds taken without a lease, checks that the leased ones still
+  exist, and reports a lease that runs out while held (:mod:`redisson_py.core.renewal`);
+  each loss is reported once;
 - a hold the client has reported lost makes the next ``unlock()`` raise, even if the
   key happens to be back by then.
 
@@ -32,7 +32,8 @@ class LockLost:
 
     ``name`` is the lock, ``owner`` the hash field of the owner that lost it
     (``<client id>:<thread or task id>``), ``reason`` one sentence saying how it was
-    found out (the key was gone at renewal, or Redis stayed unreachable past expiry).
+    found out (the key was gone at renewal or at a leased hold's check, the lease ran
+    out while held, or Redis stayed unreachable past expiry).
     """
 
     name: str
@@ -57,8 +58,9 @@ class Hold:
 
     ``expires_at`` (monotonic seconds) is when the key must be assumed gone unless
     renewed: the end of the lease, or for a watchdog hold the last renewal (or acquire)
-    plus the watchdog timeout. ``on_lost`` reports a loss: the lock's own reporter, or
-    the aggregator of the MultiLock/RedLock the hold is a member of.
+    plus the watchdog timeout. ``lease`` is the lease of the last acquire (None: the
+    watchdog's). ``on_lost`` reports a loss: the lock's own reporter, or the aggregator
+    of the MultiLock/RedLock the hold is a member of.
     """
 
     name: str
@@ -69,6 +71,26 @@ class Hold:
     expires_at: float
     on_lost: Callable[[Hold, str], None]
     releasing: int = 0
+    lease: float | None = None
+
+
+EXPIRY_SLACK = 0.1
+"""A leased key found gone this close (seconds) to its lease's end counts as expired: the
+client's clock for the lease starts a round trip after the server's."""
+
+
+def lease_text(lease: float) -> str:
+    """A lease in seconds as messages show it (``10 s``, ``2.5 s``)."""
+    return f"{lease:g} s"
+
+
+def gone_text(hold: Hold, now: float) -> str:
+    """How ``hold`` came to be gone, for ``unlock()``'s error: its lease ran out, or its
+    key went while the lease (or the watchdog) still kept it."""
+    if hold.lease is not None and now >= hold.expires_at - EXPIRY_SLACK:
+        return f"the hold expired (lease {lease_text(hold.lease)})"
+    lease = "" if hold.lease is None else f"; lease {lease_text(hold.lease)}"
+    return f"the hold vanished (the key was deleted or evicted{lease})"
 
 
 class HoldTable:
@@ -78,9 +100,12 @@ class HoldTable:
         self._lock = threading.Lock()
         self._holds: dict[HoldKey, Hold] = {}
         # Holds reported lost and not yet unlocked by their owner (whose next unlock
-        # must raise); bounded, oldest first out, so owners that never unlock cannot
-        # grow it without end.
-        self._lost: dict[HoldKey, None] = {}
+        # must raise, saying how it went); bounded, oldest first out, so owners that
+        # never unlock cannot grow it without end.
+        self._lost: dict[HoldKey, str] = {}
+        self.watcher: Callable[[Hold], None] | None = None
+        """Told of every acquire recorded (outside the table's lock): the client's
+        watchdog, which watches leased holds too."""
 
     def __len__(self) -> int:
         with self._lock:
@@ -115,7 +140,7 @@ class HoldTable:
 
         ``lease`` None means the watchdog keeps the key alive. A reentrant acquire with a
         lease turns a watchdog hold into a leased one and back, as the last acquire sets
-        the key's TTL on the server.
+        the key's TTL on the server. :attr:`watcher`, if set, is told of the hold.
         """
         key = (name, owner)
         with self._lock:
@@ -134,8 +159,12 @@ class HoldTable:
                 self._holds[key] = hold
             hold.count = count
             hold.watchdog = lease is None
+            hold.lease = lease
             hold.expires_at = now + (watchdog_timeout if lease is None else lease)
-            return hold
+        watcher = self.watcher
+        if watcher is not None:
+            watcher(hold)
+        return hold
 
     def released(self, name: str, owner: str, left: int) -> None:
         """Record a release that left ``left`` holds (0 forgets the lock)."""
@@ -166,6 +195,26 @@ class HoldTable:
         with self._lock:
             return (name, owner) in self._lost
 
+    def expires_at(self, name: str, owner: str) -> float | None:
+        """When ``owner``'s hold on ``name`` must be assumed gone unless renewed
+        (monotonic seconds), or None when this client knows of no such hold."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            return None if hold is None else hold.expires_at
+
+    def gone_reason(self, name: str, owner: str, now: float) -> str | None:
+        """Why ``owner``'s hold on ``name`` is gone, for an ``unlock()`` that found
+        nothing to release: as reported when it was reported lost, else judged from the
+        hold still in the table (its lease ran out, or its key vanished); None when this
+        client knows of no such hold."""
+        key = (name, owner)
+        with self._lock:
+            reason = self._lost.get(key)
+            if reason is not None:
+                return reason
+            hold = self._holds.get(key)
+            return None if hold is None else f"{gone_text(hold, now)} before this unlock"
+
     def clear_lost(self, name: str, owner: str) -> None:
         with self._lock:
             self._lost.pop((name, owner), None)
@@ -174,6 +223,17 @@ class HoldTable:
         """Return the holds the watchdog must renew, as a snapshot."""
         with self._lock:
             return [h for h in self._holds.values() if h.watchdog]
+
+    def all_holds(self) -> list[Hold]:
+        """Return every hold (renewed or leased), as a snapshot."""
+        with self._lock:
+            return list(self._holds.values())
+
+    def next_lease_end(self) -> float | None:
+        """When the first leased hold's lease runs out (monotonic), or None."""
+        with self._lock:
+            ends = [h.expires_at for h in self._holds.values() if not h.watchdog]
+        return min(ends, default=None)
 
     def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float) -> None:
         """Record a successful renewal sent at ``sent_at`` (the key lives at least that long)."""
@@ -190,14 +250,16 @@ class HoldTable:
                 hold = self._holds[key]
                 hold.releasing = max(0, hold.releasing + delta)
 
-    def take_lost(self, hold: Hold) -> bool:
-        """Remove ``hold`` as lost; True if it was still current (report it then, once)."""
+    def take_lost(self, hold: Hold, gone: str = "") -> bool:
+        """Remove ``hold`` as lost; True if it was still current (report it then, once).
+        ``gone`` is what its owner's next ``unlock()`` will say happened to it."""
         key = (hold.name, hold.owner)
         with self._lock:
             if self._holds.get(key) is not hold or hold.releasing:
                 return False
             del self._holds[key]
-            self._lost[key] = None
+            gone = gone or "the hold was lost"
+            self._lost[key] = f"{gone} and was reported lost before this unlock"
             if len(self._lost) > MAX_LOST_REMEMBERED:
                 del self._lost[next(iter(self._lost))]
             return True

@@ -8,21 +8,21 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.core import naming, scripts
+from redisson_py.core import failures, naming, scripts
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import (
+    Background,
     Call,
     CallResult,
     Command,
@@ -34,9 +34,15 @@ from redisson_py.core.effects import (
     WaitSignal,
 )
 from redisson_py.core.holds import Hold, report_lost
-from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError, RedissonError
+from redisson_py.errors import (
+    ClientClosedError,
+    LockNotOwnedError,
+    NoSyncedReplicasError,
+    RedissonError,
+)
 
 Flow = Generator[Effect, Any, Any]
+T = TypeVar("T")
 
 log = logging.getLogger("redisson_py.lock")
 
@@ -118,17 +124,21 @@ def call_with_retry(
     commands: Callable[[int], tuple[Command, ...]],
     *,
     sync_replicas: float | None = None,
+    deadline: float | None = None,
 ) -> Generator[Effect, Any, CallResult]:
     """Run ``commands(attempt)`` on the lock's master, retrying connection errors.
 
-    ``attempt`` is 0 first, then 1, 2, ...; a retry may send different arguments (an
-    acquire tells the server which outcome of its first attempt would mean "applied").
-    Retries follow the config's retry attempts and delay; the manager re-resolves the
-    master between tries, so a retry lands on the new master after a failover.
+    ``attempt`` is 0 first, then 1, 2, ... Retries follow the config's retry attempts
+    and delay, and stop at ``deadline`` (monotonic seconds; None: no deadline): no
+    retry starts after it and no pause runs past it, so a call ends at most one command
+    timeout after the deadline. The manager re-resolves the master between tries, so a
+    retry lands on the new master after a failover.
     """
     settings = ref.state.settings
     attempt = 0
     while True:
+        if ref.state.closed:  # shut down while this call waited or retried
+            raise ClientClosedError(f"lock {ref.name!r}: the client is shut down")
         try:
             result: CallResult = yield Call(
                 ref.target, ref.name, commands(attempt), sync_replicas=sync_replicas
@@ -136,9 +146,15 @@ def call_with_retry(
             return result
         except RETRYABLE:
             attempt += 1
-            if attempt > settings.retry_attempts:
+            left = None if deadline is None else deadline - time.monotonic()
+            if attempt > settings.retry_attempts or (left is not None and left <= 0):
                 raise
-            yield Sleep(settings.retry_delay(attempt))
+            pause = settings.retry_delay(attempt)
+            if left is not None and pause >= left:
+                # The pause would end at the deadline: no try could follow it.
+                yield Sleep(left)
+                raise
+            yield Sleep(pause)
 
 
 def _wrap_reply_error(ref: LockRef, error: ResponseError) -> RedissonError:
@@ -148,34 +164,150 @@ def _wrap_reply_error(ref: LockRef, error: ResponseError) -> RedissonError:
     )
 
 
-def _acquire_once(ref: LockRef, lease: float | None) -> Generator[Effect, Any, AcquireReply]:
-    """Try once to take a hold; on success record it, on an unsynced grant undo it."""
+class AcquireRequest:
+    """One logical acquire (one ``lock()`` or ``try_lock()`` call) across its attempts.
+
+    Every attempt carries the same request id, which the server records in the lock's
+    hash (the owner's latch field) when it applies one, so an attempt it runs late
+    (written on a connection the client gave up on, say) finds it and counts nothing
+    twice. ``uncertain`` is True once an attempt of the current request went unanswered:
+    it may have been applied, so a wait that ends without a grant undoes the request.
+    """
+
+    __slots__ = ("lease", "lease_ms", "ref", "request_id", "uncertain")
+
+    def __init__(self, ref: LockRef, lease: float | None):
+        settings = ref.state.settings
+        self.ref = ref
+        self.lease = lease
+        self.lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
+        self.request_id = ""
+        self.uncertain = False
+        self.renew()
+
+    def renew(self) -> None:
+        """Start a new request (after the last one was undone, or its hold vanished)."""
+        self.request_id = uuid.uuid4().hex
+        self.uncertain = False
+
+    def command(self) -> ScriptCommand:
+        ref = self.ref
+        return ScriptCommand(
+            scripts.ACQUIRE,
+            (ref.name,),
+            (self.lease_ms, ref.owner, acquire_latch_field(ref.owner), self.request_id),
+        )
+
+    def undo_command(self) -> ScriptCommand:
+        """Take back this request's hold, if it was applied (see UNDO_ACQUIRE)."""
+        ref = self.ref
+        return ScriptCommand(
+            scripts.UNDO_ACQUIRE,
+            (ref.name, ref.channel),
+            (
+                ref.owner,
+                acquire_latch_field(ref.owner),
+                self.request_id,
+                naming.UNLOCK_MESSAGE,
+                ref.target.publish_command,
+            ),
+        )
+
+    @property
+    def undo_window(self) -> float:
+        """How long an undo is worth retrying: past the lease (or watchdog timeout), a
+        hold this request may have left has expired by itself."""
+        return self.lease_ms / 1000
+
+
+ACQUIRE_LATCH_PREFIX = "redisson_py_acquire:"
+
+
+def acquire_latch_field(owner: str) -> str:
+    """The hash field where the lock records ``owner``'s last applied acquire request.
+    redisson-py's own (Redisson has none); it never looks like an owner field."""
+    return ACQUIRE_LATCH_PREFIX + owner
+
+
+def undo_in_background(
+    ref: LockRef, command: ScriptCommand, window: float
+) -> Generator[Effect, Any, None]:
+    """Send ``command`` (an undo) until it is answered, retrying connection errors with
+    the config's retry delay, for ``window`` seconds at most. Never raises."""
+    settings = ref.state.settings
+    give_up = time.monotonic() + window
+    attempt = 0
+    while True:
+        try:
+            if ref.state.closed:
+                raise ClientClosedError("the client is shut down")
+            yield Call(ref.target, ref.name, (command,))
+            return
+        except Exception as error:
+            attempt += 1
+            left = give_up - time.monotonic()
+            if left <= 0 or ref.state.closed or not isinstance(error, RETRYABLE):
+                why = (
+                    "the client was shut down"
+                    if ref.state.closed
+                    else f"{type(error).__name__}: {error}"
+                )
+                log.warning(
+                    "lock %r: could not undo an unanswered acquire (%s); if the server"
+                    " applied it, the hold expires by itself within %.3g s",
+                    ref.name, why, window,
+                )
+                return
+            yield Sleep(min(settings.retry_delay(attempt), left))
+
+
+def undo_later(acquire: AcquireRequest) -> Background:
+    """The effect that undoes ``acquire`` in the background."""
+    return Background(
+        undo_in_background(acquire.ref, acquire.undo_command(), acquire.undo_window),
+        name="redisson-py-undo",
+    )
+
+
+class _Stale(Exception):
+    """The current request's hold is gone or undone: start a new request at once."""
+
+
+def _acquire_once(
+    acquire: AcquireRequest, deadline: float | None
+) -> Generator[Effect, Any, AcquireReply]:
+    """One attempt of ``acquire``: take a hold, record it; an unsynced grant is undone."""
+    ref = acquire.ref
     state, settings = ref.state, ref.state.settings
-    lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
-    prior = state.holds.count(ref.name, ref.owner, time.monotonic())
-
-    def commands(attempt: int) -> tuple[Command, ...]:
-        # On a retry, a hold count of prior + 1 can only mean the lost attempt applied.
-        expect = "0" if attempt == 0 else str(prior + 1)
-        return (ScriptCommand(scripts.ACQUIRE, (ref.name,), (lease_ms, ref.owner, expect)),)
-
     sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
+    command = acquire.command()
     try:
-        result = yield from call_with_retry(ref, commands, sync_replicas=sync)
+        result = yield from call_with_retry(
+            ref, lambda attempt: (command,), sync_replicas=sync, deadline=deadline
+        )
     except ResponseError as error:
         raise _wrap_reply_error(ref, error) from error
-    except (Exception, GeneratorExit):
-        raise  # GeneratorExit: the flow is being discarded; it may yield nothing more
+    except GeneratorExit:
+        raise  # the flow is being discarded; it may yield nothing more
     except BaseException:
-        # Interrupted or cancelled while the acquire was in flight: it may have been
-        # applied. Undo it if (and only if) it was, then let the interruption go on.
-        yield from _undo_if_applied(ref, prior + 1)
+        # Unanswered (connection error, timeout, or interrupted while in flight): the
+        # server may still run it. The caller retries it, or undoes it when giving up.
+        acquire.uncertain = True
         raise
+    if int(result.replies[0][0]) == 2:
+        raise _Stale()
     reply = decode_acquire(result.replies[0])
     if not reply.acquired:
         return reply
     if result.synced < result.required:
-        yield from _undo_if_applied(ref, reply.hold_count)
+        # The grant is certain but not replicated: take it back now (the node just
+        # answered), or in the background if it stopped answering meanwhile.
+        acquire.uncertain = True  # held until undone: if interrupted here, undo later
+        try:
+            yield Call(ref.target, ref.name, (acquire.undo_command(),))
+        except Exception:
+            yield undo_later(acquire)
+        acquire.renew()
         raise NoSyncedReplicasError(
             f"lock {ref.name!r}: acquired on the master at {result.address}, but only "
             f"{result.synced} of {result.required} replicas acknowledged it within "
@@ -189,7 +321,7 @@ def _acquire_once(ref: LockRef, lease: float | None) -> Generator[Effect, Any, A
         ref.owner,
         reply.hold_count,
         target=ref.target,
-        lease=lease,
+        lease=acquire.lease,
         watchdog_timeout=settings.watchdog_timeout,
         now=time.monotonic(),
         on_lost=ref.report,
@@ -197,7 +329,8 @@ def _acquire_once(ref: LockRef, lease: float | None) -> Generator[Effect, Any, A
     return reply
 
 
-def release_command(ref: LockRef, expect_count: int = 0) -> ScriptCommand:
+def release_command(ref: LockRef) -> ScriptCommand:
+    """Release one of the owner's holds, with a request id of its own (its latch)."""
     request_id = uuid.uuid4().hex
     return ScriptCommand(
         scripts.RELEASE,
@@ -207,17 +340,8 @@ def release_command(ref: LockRef, expect_count: int = 0) -> ScriptCommand:
             ref.owner,
             ref.target.publish_command,
             to_millis(ref.state.settings.latch_ttl),
-            str(expect_count),
         ),
     )
-
-
-def _undo_if_applied(ref: LockRef, expect_count: int) -> Generator[Effect, Any, None]:
-    """Release one hold if the owner's count is ``expect_count``; one try, never raises.
-    If it fails, the hold it meant to undo is not in this client's table, so nothing
-    renews it past the owner's own holds and the key expires after its TTL at worst."""
-    with contextlib.suppress(Exception):
-        yield Call(ref.target, ref.name, (release_command(ref, expect_count),))
 
 
 def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
@@ -227,11 +351,20 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     message or the holder's remaining TTL, whichever comes first, so a lost message or
     a failover costs at most one TTL. A grant the replicas did not acknowledge is undone
     and retried while time remains, and so are connection errors (a failover); at the
-    deadline the last such error is raised (:class:`NoSyncedReplicasError`, or redis-py's
-    ``ConnectionError``) if that, not another holder, is why the lock was not taken.
+    deadline the last such error is raised (:class:`NoSyncedReplicasError`, or the
+    connection error) if that, not another holder, is why the lock was not taken.
+
+    Deadline: with ``wait``, the flow returns or raises at most one command timeout
+    after ``wait`` seconds, whatever the servers do: every pause and retry is cut to
+    the time left. A wait that ends without a grant leaves no hold behind: an attempt
+    that went unanswered (and may yet be run by the server) is undone, in the background
+    so the caller is not held up; the request id recorded in the lock's hash makes the
+    undo take back exactly what that attempt applied. One request id serves every
+    attempt, so no attempt is ever counted twice.
     """
     settings = ref.state.settings
     deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+    acquire = AcquireRequest(ref, lease)
 
     def remaining() -> float | None:
         return None if deadline is None else deadline - time.monotonic()
@@ -243,7 +376,10 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         failures = 0
         while True:
             try:
-                return (yield from _acquire_once(ref, lease))
+                return (yield from _acquire_once(acquire, deadline))
+            except _Stale:
+                acquire.renew()
+                continue
             except WAIT_THROUGH as error:
                 left = remaining()
                 if left is not None and left <= 0:
@@ -254,23 +390,12 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                     log.warning("lock %r: still waiting through failures (%d so far): %s",
                                 ref.name, failures, error)
                 pause = settings.retry_delay(failures)
-                yield Sleep(pause if left is None else min(pause, left))
+                if left is not None and pause >= left:
+                    yield Sleep(left)  # to the deadline, where no try could follow
+                    raise
+                yield Sleep(pause)
 
-    reply = yield from attempt()
-    if reply.acquired:
-        return True
-    left = remaining()
-    if left is not None and left <= 0:
-        return False
-    subscription = None
-    try:
-        timeout = settings.subscription_timeout if left is None else min(
-            settings.subscription_timeout, left
-        )
-        subscription = yield Subscribe(ref.target, ref.channel, timeout)
-    except RETRYABLE:
-        pass  # poll instead: slower hand-off, same correctness
-    def wait_loop() -> Generator[Effect, Any, bool]:
+    def wait_loop(subscription: Any) -> Generator[Effect, Any, bool]:
         while True:
             reply = yield from attempt()
             if reply.acquired:
@@ -288,17 +413,56 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
             else:
                 yield WaitSignal(subscription, pause)
 
+    subscription = None
+    acquired = closing = False
     try:
-        acquired = yield from wait_loop()
+        reply = yield from attempt()
+        if reply.acquired:
+            acquired = True
+            return True
+        left = remaining()
+        if left is not None and left <= 0:
+            return False
+        try:
+            timeout = settings.subscription_timeout if left is None else min(
+                settings.subscription_timeout, left
+            )
+            subscription = yield Subscribe(ref.target, ref.channel, timeout)
+        except RETRYABLE:
+            pass  # poll instead: slower hand-off, same correctness
+        acquired = yield from wait_loop(subscription)
+        return acquired
     except GeneratorExit:
-        raise  # the flow is being discarded: it may yield nothing more
-    except BaseException:
-        if subscription is not None:
-            yield Unsubscribe(subscription)
+        closing = True  # the flow is being discarded: it may yield nothing more
         raise
-    if subscription is not None:
-        yield Unsubscribe(subscription)
-    return acquired
+    finally:
+        if closing:
+            pass
+        elif not acquired and acquire.uncertain:
+            yield undo_later(acquire)
+        if subscription is not None and not closing:
+            yield Unsubscribe(subscription)
+
+
+def guarded(ref: LockRef, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
+    """Run ``flow``; an error leaving it that is not a :class:`RedissonError` leaves as
+    one (see :mod:`redisson_py.core.failures`), naming the lock and its node. The shells
+    run every public lock operation through this."""
+    try:
+        return (yield from flow)
+    except RedissonError:
+        raise
+    except Exception as error:
+        raise failures.as_redisson_error(
+            error, f"lock {ref.name!r}", lock_name=ref.name, node=_node(ref)
+        ) from error
+
+
+def _node(ref: LockRef) -> str | None:
+    try:
+        return str(ref.target.describe(ref.name))
+    except Exception:  # no view yet; the message names no node then
+        return None
 
 
 def forget_one_hold(ref: LockRef) -> None:
@@ -312,13 +476,20 @@ def forget_one_hold(ref: LockRef) -> None:
 def unlock(ref: LockRef) -> Flow:
     """Release one hold. Raises :class:`LockNotOwnedError` when the owner holds none,
     or when this client already reported the hold lost (even if the key came back).
-    When Redis cannot be reached (the error is raised), the hold stops being renewed."""
+
+    Retries connection errors as the config says ((retry attempts + 1) command timeouts
+    and the retry delays between them at most), and no later than the moment the hold
+    would have expired anyway. When Redis cannot be reached (the error is raised), the
+    hold stops being renewed."""
     holds = ref.state.holds
     was_lost = holds.was_lost(ref.name, ref.owner)
+    expires_at = holds.expires_at(ref.name, ref.owner)
     command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
-        result = yield from call_with_retry(ref, lambda attempt: (command,))
+        result = yield from call_with_retry(
+            ref, lambda attempt: (command,), deadline=expires_at
+        )
     except ResponseError as error:
         forget_one_hold(ref)
         raise _wrap_reply_error(ref, error) from error
@@ -329,9 +500,12 @@ def unlock(ref: LockRef) -> Flow:
         holds.releasing(ref.name, ref.owner, -1)
     left = decode_release(result.replies[0])
     if left is None:
+        # Say how a hold this client knew of went (lease ran out, key vanished, reported
+        # lost); only a hold it never knew of "is not locked by this owner".
+        gone = holds.gone_reason(ref.name, ref.owner, time.monotonic())
         holds.forget(ref.name, ref.owner)
         holds.clear_lost(ref.name, ref.owner)
-        reason = "it was lost before" if was_lost else "it is not locked by this owner"
+        reason = gone or "it is not locked by this owner"
         raise LockNotOwnedError(
             f"cannot unlock lock {ref.name!r}: {reason} (owner {ref.owner})"
         )

@@ -19,24 +19,37 @@ import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from redisson_py.core import quorum, scripts
-from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand, Sleep
+from redisson_py.core import failures, quorum
+from redisson_py.core.effects import (
+    Call,
+    CallResult,
+    Effect,
+    Gather,
+    Sleep,
+)
 from redisson_py.core.holds import Hold, LostCallback, report_lost
 from redisson_py.core.lock_flows import (
     WARN_EVERY,
     AcquireReply,
+    AcquireRequest,
     LockRef,
     decode_acquire,
     decode_release,
     forget_one_hold,
     release_command,
-    to_millis,
+    undo_later,
 )
-from redisson_py.errors import LockNotOwnedError, LockUnavailableError
+from redisson_py.errors import (
+    ArgumentError,
+    LockNotOwnedError,
+    LockUnavailableError,
+    RedissonError,
+)
 
 Flow = Generator[Effect, Any, Any]
+T = TypeVar("T")
 
 log = logging.getLogger("redisson_py.lock")
 
@@ -122,7 +135,7 @@ class GroupState:
 class _Outcome:
     reply: AcquireReply | None
     error: BaseException | None
-    prior: int
+    acquire: AcquireRequest | None
 
     @property
     def acquired(self) -> bool:
@@ -132,33 +145,46 @@ class _Outcome:
 def _acquire_round(
     refs: Sequence[LockRef], lease: float | None, timeout: float
 ) -> Generator[Effect, Any, list[_Outcome]]:
-    now = time.monotonic()
-    priors = [ref.state.holds.count(ref.name, ref.owner, now) for ref in refs]
+    # One request id per member per round: a round that fails undoes its members by
+    # request id, taking back exactly what each applied (see lock_flows).
+    acquires = [AcquireRequest(ref, lease) for ref in refs]
     calls = []
-    for ref in refs:
+    for ref, acquire in zip(refs, acquires, strict=True):
         settings = ref.state.settings
-        lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
         sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
-        command = ScriptCommand(scripts.ACQUIRE, (ref.name,), (lease_ms, ref.owner, "0"))
-        calls.append(Call(ref.target, ref.name, (command,), sync_replicas=sync, timeout=timeout))
-    results: list[CallResult | BaseException] = yield Gather(tuple(calls))
+        calls.append(
+            Call(ref.target, ref.name, (acquire.command(),), sync_replicas=sync, timeout=timeout)
+        )
+    try:
+        results: list[CallResult | BaseException] = yield Gather(tuple(calls))
+    except GeneratorExit:
+        raise
+    except BaseException:
+        # Interrupted with every member in flight: undo them all, off the caller's path.
+        for acquire in acquires:
+            yield undo_later(acquire)
+        raise
     outcomes = []
-    for prior, result in zip(priors, results, strict=True):
+    for acquire, result in zip(acquires, results, strict=True):
         if isinstance(result, BaseException):
-            outcomes.append(_Outcome(None, result, prior))
+            outcomes.append(_Outcome(None, result, acquire))
             continue
         try:
+            flag = int(result.replies[0][0])
             reply = decode_acquire(result.replies[0])
         except Exception as error:  # an error reply, or a key that is not a lock
-            outcomes.append(_Outcome(None, error, prior))
+            outcomes.append(_Outcome(None, error, None))
+            continue
+        if flag == 2:  # cannot happen with a fresh request id; count it as a failure
+            outcomes.append(_Outcome(None, RuntimeError("stale acquire"), acquire))
             continue
         if reply.acquired and result.synced < result.required:
             unsynced = RuntimeError(
                 f"only {result.synced} of {result.required} replicas acknowledged"
             )
-            outcomes.append(_Outcome(reply, unsynced, prior))
+            outcomes.append(_Outcome(reply, unsynced, acquire))
             continue
-        outcomes.append(_Outcome(reply, None, prior))
+        outcomes.append(_Outcome(reply, None, acquire))
     return outcomes
 
 
@@ -169,25 +195,32 @@ def _undo_round(
     *,
     leader_last: bool = False,
 ) -> Generator[Effect, Any, None]:
-    """Undo this round's acquires: those granted, and those whose reply was lost (only
-    if they were applied: the release is guarded by the expected hold count). With
+    """Undo this round's acquires: those granted, and those whose reply was lost (the
+    request id takes back only what was applied). With
     ``leader_last`` the leader is released after the others, so the next leader holder
-    does not find members still held by this round."""
+    does not find members still held by this round. An undo that fails is retried in
+    the background, so a dead node does not hold up the caller."""
     calls: dict[int, Call] = {}
+    undos: dict[int, AcquireRequest] = {}
     for index, (ref, outcome) in enumerate(zip(refs, outcomes, strict=True)):
-        if outcome.reply is not None and outcome.reply.acquired:
-            expect = outcome.reply.hold_count
-        elif outcome.error is not None and outcome.reply is None:
-            expect = outcome.prior + 1
-        else:
+        granted = outcome.reply is not None and outcome.reply.acquired
+        unanswered = outcome.error is not None and outcome.reply is None
+        if outcome.acquire is None or not (granted or unanswered):
             continue
-        calls[index] = Call(ref.target, ref.name, (release_command(ref, expect),), timeout=timeout)
+        undos[index] = outcome.acquire
+        calls[index] = Call(
+            ref.target, ref.name, (outcome.acquire.undo_command(),), timeout=timeout
+        )
     leader = leader_index(refs) if leader_last else -1
-    first = tuple(call for index, call in calls.items() if index != leader)
-    if first:
-        yield Gather(first)
-    if leader in calls:
-        yield Gather((calls[leader],))
+    order = [i for i in calls if i != leader] + ([leader] if leader in calls else [])
+    batches = [order[:-1], order[-1:]] if leader in calls else [order]
+    for batch in batches:
+        if not batch:
+            continue
+        results = yield Gather(tuple(calls[i] for i in batch))
+        for index, result in zip(batch, results, strict=True):
+            if isinstance(result, BaseException):
+                yield undo_later(undos[index])
 
 
 def _member_label(ref: LockRef) -> str:
@@ -223,7 +256,7 @@ def _all_of_round(
         rest = yield from _acquire_round([refs[i] for i in others], lease, timeout)
         for index, outcome in zip(others, rest, strict=True):
             outcomes[index] = outcome
-    not_tried = _Outcome(None, None, 0)
+    not_tried = _Outcome(None, None, None)
     return [not_tried if o is None else o for o in outcomes]
 
 
@@ -247,8 +280,15 @@ def try_lock(
     settings = refs[0].state.settings
     effective_lease = settings.watchdog_timeout if lease is None else lease
     timeout = member_timeout or quorum.member_timeout(effective_lease, settings.command_timeout)
-    deadline = None if wait is None else time.monotonic() + max(0.0, wait)
     all_of = group.all_of
+    if not all_of and quorum.validity(effective_lease, timeout) <= 0:
+        # No round could pass the validity check: say so now, not after the whole wait.
+        raise ArgumentError(
+            f"{group.label}: a lease of {effective_lease:g} s cannot outlast one round"
+            f" (member replies may take up to {timeout:g} s, plus clock drift"
+            f" {quorum.clock_drift(effective_lease):g} s); use a longer lease"
+        )
+    deadline = None if wait is None else time.monotonic() + max(0.0, wait)
     failed_rounds = 0
     while True:
         started = time.monotonic()
@@ -282,6 +322,17 @@ def try_lock(
                 )
             return False
         yield Sleep(quorum.retry_pause(left))
+
+
+def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
+    """Run ``flow``; an error leaving it that is not a RedissonError leaves as one,
+    naming the group (as :func:`redisson_py.core.lock_flows.guarded` for one lock)."""
+    try:
+        return (yield from flow)
+    except RedissonError:
+        raise
+    except Exception as error:
+        raise failures.as_redisson_error(error, group.label, lock_name=None, node=None) from error
 
 
 def _record_members(

@@ -84,6 +84,13 @@ class PoolRegistry(Generic[P]):
         kwargs["connection_class"] = self._connection_class(address.tls)
         if timeout is not None:
             kwargs["socket_timeout"] = timeout
+        # Connecting counts against a command's time: a node that takes SYNs and never
+        # answers (a dead host) must not hold a lock call for the whole connectTimeout
+        # (10 s by default) when its reply may take only ``timeout``.
+        reply_timeout = kwargs.get("socket_timeout")
+        connect_timeout = kwargs.get("socket_connect_timeout")
+        if reply_timeout and connect_timeout and not pubsub:
+            kwargs["socket_connect_timeout"] = min(connect_timeout, reply_timeout)
         if pubsub:
             # A pub/sub connection is held for as long as it listens; no health PING
             # from its reader while another thread or task subscribes on it.

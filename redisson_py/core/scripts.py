@@ -5,7 +5,11 @@ lock's slot. Scripts are sent with EVALSHA; the executor falls back to EVAL when
 answers NOSCRIPT (a restarted or newly promoted master has an empty script cache).
 
 Data layout (Redisson's, so tools and Java clients recognise it): the lock is a hash
-``{"<client uuid>:<owner id>": hold_count}`` with a PEXPIRE. Every key a script touches is
+``{"<client uuid>:<owner id>": hold_count}`` with a PEXPIRE. redisson-py adds one field
+per owner, ``redisson_py_acquire:<client uuid>:<owner id>``, holding the request id of
+the owner's last acquire (see ACQUIRE); it lives and dies with the owner's hold, and
+Redisson's scripts, which only ever touch their own owner field or the whole key, are
+not disturbed by it. Every key a script touches is
 declared in KEYS and shares the lock's hash slot (see :mod:`redisson_py.core.naming`).
 """
 
@@ -30,27 +34,56 @@ class Script:
 ACQUIRE = Script(
     "acquire",
     # KEYS[1] lock
-    # ARGV[1] lease (ms), ARGV[2] owner field,
-    # ARGV[3] "0" on a first attempt; on a retry after a lost reply, the hold count the
-    #         owner has if that first attempt was applied (then it is not applied twice).
-    # Reply: {1, hold count} when acquired, {0, pttl of the holder's key} when not.
+    # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] the owner's acquire-latch field,
+    # ARGV[4] this acquire's request id (one per logical acquire, kept across its
+    #         attempts, so an attempt the server runs late is never counted twice)
+    # Reply: {1, hold count} when held (granted now, or by an earlier attempt of this
+    # acquire whose reply was lost: then nothing changes, not even the TTL),
+    # {0, pttl of the holder's key} when another owner holds it, {2, 0} when this
+    # acquire was applied and then undone, or its hold is gone (a caller still waiting
+    # starts a new acquire). One key, so it also runs in a slot that is migrating.
     """
-local held = redis.call('hget', KEYS[1], ARGV[2])
-if held == false then
-    if redis.call('exists', KEYS[1]) == 1 then
-        return {0, redis.call('pttl', KEYS[1])}
+local last = redis.call('hget', KEYS[1], ARGV[3])
+if last == ARGV[4] then
+    local held = redis.call('hget', KEYS[1], ARGV[2])
+    if held ~= false then
+        return {1, tonumber(held)}
     end
-    redis.call('hset', KEYS[1], ARGV[2], 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
-    return {1, 1}
+    return {2, 0}
 end
-if ARGV[3] ~= '0' and held == ARGV[3] then
-    redis.call('pexpire', KEYS[1], ARGV[1])
-    return {1, tonumber(held)}
+if last == 'undone:' .. ARGV[4] then
+    return {2, 0}
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
+    return {0, redis.call('pttl', KEYS[1])}
 end
 local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
 redis.call('pexpire', KEYS[1], ARGV[1])
 return {1, count}
+""",
+)
+
+UNDO_ACQUIRE = Script(
+    "undo_acquire",
+    # KEYS[1] lock, KEYS[2] unlock channel
+    # ARGV[1] owner field, ARGV[2] the owner's acquire-latch field, ARGV[3] request id,
+    # ARGV[4] unlock message, ARGV[5] publish command ("publish" or "spublish")
+    # Takes back the hold acquire ARGV[3] applied, if it did and it is the owner's last;
+    # while the owner keeps other holds, marks the acquire undone so that an attempt of
+    # it the server runs later applies nothing. Idempotent.
+    # Reply: 1 when a hold was taken back, 0 when there was none to take back.
+    """
+if redis.call('hget', KEYS[1], ARGV[2]) ~= ARGV[3] then
+    return 0
+end
+if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
+    redis.call('del', KEYS[1])
+    redis.call(ARGV[5], KEYS[2], ARGV[4])
+else
+    redis.call('hset', KEYS[1], ARGV[2], 'undone:' .. ARGV[3])
+end
+return 1
 """,
 )
 
@@ -58,9 +91,7 @@ RELEASE = Script(
     "release",
     # KEYS[1] lock, KEYS[2] unlock channel, KEYS[3] this request's latch
     # ARGV[1] unlock message, ARGV[2] owner field, ARGV[3] publish command
-    # ("publish" or "spublish"), ARGV[4] latch lifetime (ms), ARGV[5] "0", or the hold
-    # count the owner must have for the release to apply (undoing an acquire whose
-    # outcome is unknown: it is undone only if it was applied).
+    # ("publish" or "spublish"), ARGV[4] latch lifetime (ms).
     # Reply: holds left (0 = released and waiters told), or nil when the owner held none.
     # A retry of the same request returns the first outcome from the latch. A partial
     # release leaves the TTL alone: the lease or the watchdog governs it.
@@ -70,7 +101,7 @@ if done ~= false then
     return tonumber(done)
 end
 local held = redis.call('hget', KEYS[1], ARGV[2])
-if held == false or (ARGV[5] ~= '0' and held ~= ARGV[5]) then
+if held == false then
     return nil
 end
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
@@ -87,13 +118,18 @@ return left
 RENEW = Script(
     "renew",
     # KEYS[i] lock i, all in one hash slot
-    # ARGV[1] new TTL (ms), ARGV[i + 1] owner field of lock i
-    # Reply: one integer per lock, 1 when renewed, 0 when the owner no longer holds it.
+    # ARGV[1] new TTL (ms), ARGV[i + 1] owner field of lock i, then optionally one flag
+    # per lock, ARGV[#KEYS + 1 + i]: "0" checks lock i without renewing it (a leased
+    # hold), anything else (or no flag) renews it.
+    # Reply: one integer per lock, 1 when held (and renewed unless flagged "0"), 0 when
+    # the owner no longer holds it.
     """
 local renewed = {}
 for i = 1, #KEYS do
     if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then
-        redis.call('pexpire', KEYS[i], ARGV[1])
+        if ARGV[#KEYS + 1 + i] ~= '0' then
+            redis.call('pexpire', KEYS[i], ARGV[1])
+        end
         renewed[i] = 1
     else
         renewed[i] = 0
@@ -117,4 +153,4 @@ return 0
 """,
 )
 
-ALL_SCRIPTS: tuple[Script, ...] = (ACQUIRE, RELEASE, RENEW, FORCE_RELEASE)
+ALL_SCRIPTS: tuple[Script, ...] = (ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE)

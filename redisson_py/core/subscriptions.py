@@ -107,6 +107,10 @@ class SubscriptionTable:
             del self._subs[sub.channel]
         return gone
 
+    def all(self) -> list[ChannelSub]:
+        """Every subscription (a snapshot)."""
+        return list(self._subs.values())
+
     def on_node(self, address: Address) -> list[ChannelSub]:
         """The subscriptions served by ``address``."""
         return [s for s in self._subs.values() if s.address == address]

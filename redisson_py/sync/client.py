@@ -47,10 +47,14 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the
         single, master/slave and sentinel modes), sharing this client's pools."""
+        self._check_open()
         return self._manager.master_client(name)
 
     def shutdown(self) -> None:
-        """Stop renewals and close connections; held locks expire by themselves."""
+        """Stop renewals and close connections; held locks expire by themselves.
+        Idempotent. Every later call on this client or its locks raises
+        :class:`~redisson_py.ClientClosedError`."""
+        self._state.closed = True
         self._watchdog.stop()
         self._manager.close()
         self._state.holds.clear()

@@ -8,11 +8,14 @@ members on five masters cost one round trip, with no thread started per call.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Generator
 from typing import Any, TypeVar
 
 from redisson_py.core.effects import (
+    Background,
     Call,
     Direct,
     Effect,
@@ -57,7 +60,19 @@ def perform(effect: Effect) -> Any:
         case Unsubscribe():
             effect.subscription.close()
             return None
+        case Background():
+            threading.Thread(
+                target=_run_quietly, args=(effect.flow,), name=effect.name, daemon=True
+            ).start()
+            return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
+
+
+def _run_quietly(flow: Generator[Effect, Any, Any]) -> None:
+    # A background flow promises not to raise; this keeps a broken promise from
+    # printing a thread traceback at shutdown (its pools closed under it).
+    with contextlib.suppress(Exception):
+        run(flow)
 
 
 def run(flow: Generator[Effect, Any, T]) -> T:

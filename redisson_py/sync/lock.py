@@ -45,7 +45,7 @@ class Lock(LockHandle):
         first failure and every tenth after it. Use :meth:`try_lock` for a deadline.
         """
         lease = check_lease(self.name, lease_time)
-        run(lock_flows.try_lock(self._ref(current_owner_id()), None, lease))
+        run(self._flow(current_owner_id(), lock_flows.try_lock, None, lease))
         self._started(lease)
 
     def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
@@ -55,7 +55,7 @@ class Lock(LockHandle):
         its replicas did not acknowledge in time until the deadline (the grant is undone).
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        acquired: bool = run(lock_flows.try_lock(self._ref(current_owner_id()), wait, lease))
+        acquired: bool = run(self._flow(current_owner_id(), lock_flows.try_lock, wait, lease))
         if acquired:
             self._started(lease)
         return acquired
@@ -67,30 +67,30 @@ class Lock(LockHandle):
     def unlock(self) -> None:
         """Release one hold. Raises :class:`~redisson_py.LockNotOwnedError` (a
         ``RuntimeError``) if this thread holds none, or its hold was reported lost."""
-        run(lock_flows.unlock(self._ref(current_owner_id())))
+        run(self._flow(current_owner_id(), lock_flows.unlock))
 
     def force_unlock(self) -> bool:
         """Delete the lock whoever holds it; True if it was locked."""
-        result: bool = run(lock_flows.force_unlock(self._ref(current_owner_id())))
+        result: bool = run(self._flow(current_owner_id(), lock_flows.force_unlock))
         return result
 
     def is_locked(self) -> bool:
         """True when any owner holds the lock."""
-        result: bool = run(lock_flows.is_locked(self._ref(current_owner_id())))
+        result: bool = run(self._flow(current_owner_id(), lock_flows.is_locked))
         return result
 
     def is_held_by_current_thread(self) -> bool:
-        result: bool = run(lock_flows.is_held(self._ref(current_owner_id())))
+        result: bool = run(self._flow(current_owner_id(), lock_flows.is_held))
         return result
 
     def hold_count(self) -> int:
         """How many holds this thread has (0 when none)."""
-        result: int = run(lock_flows.hold_count(self._ref(current_owner_id())))
+        result: int = run(self._flow(current_owner_id(), lock_flows.hold_count))
         return result
 
     def remain_time_to_live(self) -> float | None:
         """Seconds until the lock's key expires; None when it is not locked."""
-        result: float | None = run(lock_flows.remain_time_to_live(self._ref(current_owner_id())))
+        result: float | None = run(self._flow(current_owner_id(), lock_flows.remain_time_to_live))
         return result
 
     # threading.Lock's protocol

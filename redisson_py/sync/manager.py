@@ -31,6 +31,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
 from redisson_py.core.effects import Call, CallResult, Direct
+from redisson_py.core.failures import note_node
 from redisson_py.core.manager_base import (
     REFRESH_THROTTLE,
     ConnectionKey,
@@ -134,10 +135,15 @@ class ConnectionManager(ManagerBase):
         """Send ``commands`` on one connection of ``pool``; return the connection."""
         idle = self.pools.idle(pool)
         connection = idle.take()
+        if connection is not None and _stale(connection):
+            # The server closed it (a restart, a failover, an idle timeout): a command
+            # sent on it would fail, or be lost, for nothing. It reconnects on send.
+            connection.disconnect()
         if connection is None:
             try:
                 connection = checkout(pool)
-            except _IO_ERRORS:
+            except _IO_ERRORS as error:
+                note_node(error, address)
                 self.suspect(address)
                 raise
         try:
@@ -146,6 +152,7 @@ class ConnectionManager(ManagerBase):
             connection.disconnect()
             idle.give(connection)
             if isinstance(error, _IO_ERRORS):
+                note_node(error, address)
                 self.suspect(address)
             raise
         return connection
@@ -165,6 +172,7 @@ class ConnectionManager(ManagerBase):
         except BaseException as error:
             connection.disconnect()
             if isinstance(error, _IO_ERRORS):
+                note_node(error, address)
                 self.suspect(address)
             raise
         finally:
@@ -264,6 +272,18 @@ class ConnectionManager(ManagerBase):
                 self._closed.wait(0.5)
             finally:
                 pubsub.close()
+
+
+def _stale(connection: Any) -> bool:
+    """True when an idle connection has something to read: the server closed it (EOF,
+    reset), or it is out of step. redis-py's pool makes the same check on checkout; the
+    idle stack bypasses the pool, so it is made here. One non-blocking poll."""
+    if getattr(connection, "_sock", None) is None:
+        return False  # not connected: connects on send
+    try:
+        return bool(connection.can_read(timeout=0))
+    except Exception:
+        return True
 
 
 class _Batch:

@@ -35,9 +35,12 @@ class MultiLock(GroupHandle):
         wait, lease = self._check(wait_time, lease_time)
         owner = current_owner_id()
         acquired: bool = run(
-            multi_flows.try_lock(
-                self._group, self._refs(owner), str(owner), wait, lease,
-                member_timeout=self.member_timeout,
+            multi_flows.guarded(
+                self._group,
+                multi_flows.try_lock(
+                    self._group, self._refs(owner), str(owner), wait, lease,
+                    member_timeout=self.member_timeout,
+                ),
             )
         )
         if acquired and lease is None:
@@ -49,7 +52,11 @@ class MultiLock(GroupHandle):
         """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
         when this thread did not hold the group or it was lost."""
         owner = current_owner_id()
-        run(multi_flows.unlock(self._group, self._refs(owner), str(owner)))
+        run(
+            multi_flows.guarded(
+                self._group, multi_flows.unlock(self._group, self._refs(owner), str(owner))
+            )
+        )
 
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""

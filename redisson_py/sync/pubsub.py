@@ -5,7 +5,9 @@ Waiters of one client share one subscription per channel
 wake-up permits). Each node's connection has a reader thread that turns messages into
 permits. When that connection fails, or the manager's view moves a channel to another
 node (failover, slot migration), the channel is subscribed again where it now belongs
-and every waiter is woken to retry at once, without restarting the client.
+and every waiter is woken to retry at once, without restarting the client. The client's
+watchdog is told when a node's connection drops and when it is back
+(:meth:`PubSubService.add_node_listener`): a restart may have taken its locks.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.client import PubSub
@@ -93,6 +96,7 @@ class _Listener:
                 event = self.confirmations.pop(channel, None)
                 if event is not None:
                     event.set()
+                self.service._confirmed(self.address)
 
     def close(self) -> None:
         self.stopped = True
@@ -130,6 +134,37 @@ class PubSubService:
         self._lock = threading.Lock()
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
+        self._node_listeners: list[Callable[[Address], None]] = []
+        # Nodes whose connection failed and has not confirmed a subscription since.
+        self._reconnecting: set[Address] = set()
+
+    def add_node_listener(self, callback: Callable[[Address], None]) -> None:
+        """Call ``callback(address)`` (from a reader thread; it must not block) when a
+        node's pub/sub connection drops, and when a subscription on that node is
+        confirmed again afterwards: the node may have restarted and lost its keys."""
+        with self._lock:
+            if callback not in self._node_listeners:
+                self._node_listeners.append(callback)
+
+    def _notify_node(self, address: Address) -> None:
+        with self._lock:
+            callbacks = list(self._node_listeners)
+        for callback in callbacks:
+            try:
+                callback(address)
+            except Exception:
+                log.exception("pub/sub node listener failed")
+
+    def _confirmed(self, address: Address) -> None:
+        """A subscription on ``address`` was confirmed: tell the node listeners if its
+        connection had failed before (it is back)."""
+        if not self._reconnecting:
+            return
+        with self._lock:
+            if address not in self._reconnecting:
+                return
+            self._reconnecting.discard(address)
+        self._notify_node(address)
 
     def __len__(self) -> int:
         """How many channels are subscribed (0 once every waiter has left and the idle
@@ -238,8 +273,10 @@ class PubSubService:
                     continue
                 sub.address = None
                 self._wake_all(sub)
+            self._reconnecting.add(listener.address)
         listener.close()
         self.manager.suspect(listener.address)
+        self._notify_node(listener.address)
 
     def reconcile(self) -> None:
         """Re-place every channel whose node is gone or no longer the right one, and wake
@@ -265,9 +302,15 @@ class PubSubService:
         self._lock = threading.Lock()
         self._table = SubscriptionTable()
         self._listeners = {}
+        self._reconnecting = set()
 
     def close(self) -> None:
+        """Close every connection and wake every waiter: a wait in progress when its
+        client shuts down ends at once (it raises ClientClosedError) rather than at its
+        deadline."""
         with self._lock:
             listeners, self._listeners = list(self._listeners.values()), {}
+            for sub in self._table.all():
+                self._wake_all(sub)
         for listener in listeners:
             listener.close()

@@ -17,6 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redisson_py.core import lock_flows, scripts
 from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import (
+    Background,
     Call,
     CallResult,
     Effect,
@@ -88,7 +89,10 @@ def test_uncontended_acquire_is_one_call_and_records_the_hold() -> None:
     step = Stepper(lock_flows.try_lock(ref, 0.0, None))
     command = script_of(step.effect)
     assert command.script is scripts.ACQUIRE
-    assert command.args == (30000, ref.owner, "0")
+    lease, owner, latch, request_id = command.args
+    assert (lease, owner, latch) == (30000, ref.owner, f"redisson_py_acquire:{ref.owner}")
+    assert command.keys == ("res",)  # one key: it runs in a migrating slot too
+    assert isinstance(request_id, str) and len(request_id) == 32
     step.send(granted())
     assert step.done and step.result is True
     assert ref.state.holds.count("res", ref.owner, 0.0) == 1
@@ -117,36 +121,59 @@ def test_try_lock_without_wait_gives_up_at_once() -> None:
     assert step.done and step.result is False
 
 
-def test_a_retried_acquire_names_the_count_that_means_applied() -> None:
+def test_every_attempt_of_one_acquire_carries_its_request_id() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
-    effect = step.throw(RedisConnectionError("reset"))
-    assert isinstance(effect, Sleep)
-    effect = step.send(None)
-    assert script_of(effect).args[2] == "1"  # prior 0 + 1
+    step = Stepper(lock_flows.try_lock(ref, None, None))  # lock(): waits through errors
+    first = script_of(step.effect)
+    # Past the per-command retries (2 here) and on into the waiting loop: a late run of
+    # any earlier attempt must find the same latch, or it would count a second hold.
+    for _ in range(7):
+        assert isinstance(step.throw(RedisConnectionError("reset")), Sleep)
+        again = script_of(step.send(None))
+        assert again.keys == first.keys and again.args == first.args
     step.send(granted())
     assert step.result is True
 
 
-def test_retries_are_bounded() -> None:
-    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
-    for _ in range(2):
-        assert isinstance(step.throw(RedisConnectionError("down")), Sleep)
-        step.send(None)
+def test_a_stale_request_starts_a_new_one_at_once() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    first = script_of(step.effect)
+    # {2, 0}: an earlier attempt was applied, but its hold is gone (or it was undone).
+    again = script_of(step.send(CallResult(([2, 0],))))
+    assert again.args[3] != first.args[3]  # a new request id
+    step.send(granted())
+    assert step.result is True
+
+
+def test_a_wait_that_ends_on_an_unanswered_attempt_undoes_it_in_the_background() -> None:
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    request_id = script_of(step.effect).args[3]
+    effect = step.throw(RedisConnectionError("no reply"))  # deadline already reached
+    assert isinstance(effect, Background)
+    undo = script_of(next(effect.flow))
+    assert undo.script is scripts.UNDO_ACQUIRE and undo.args[2] == request_id
     with pytest.raises(RedisConnectionError):
-        step.throw(RedisConnectionError("down"))
+        step.send(None)
+
+
+def test_a_wait_that_ends_after_a_refusal_leaves_nothing_to_undo() -> None:
+    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
+    assert step.send(held(5000)) is None
+    assert step.done and step.result is False
 
 
 def test_an_unsynced_grant_is_undone_and_reported() -> None:
     ref = make_ref()
     step = Stepper(lock_flows.try_lock(ref, 0.0, None))
     assert isinstance(step.effect, Call) and step.effect.sync_replicas == 1.0
+    request_id = script_of(step.effect).args[3]
     undo = step.send(granted(required=1, synced=0))
     command = script_of(undo)
-    assert command.script is scripts.RELEASE
-    assert command.args[4] == "1"  # only if the count is the one this grant made
+    assert command.script is scripts.UNDO_ACQUIRE and command.args[2] == request_id
     with pytest.raises(NoSyncedReplicasError, match="0 of 1 replicas"):
-        step.send(CallResult((0,)))
+        step.send(CallResult((1,)))
     assert ref.state.holds.count("res", ref.owner, 0.0) == 0
 
 
@@ -158,11 +185,13 @@ def test_sync_can_be_switched_off() -> None:
 def test_an_interrupted_acquire_is_undone_if_it_applied() -> None:
     ref = make_ref()
     step = Stepper(lock_flows.try_lock(ref, 0.0, None))
-    undo = step.throw(KeyboardInterrupt())
-    command = script_of(undo)
-    assert command.script is scripts.RELEASE and command.args[4] == "1"
+    request_id = script_of(step.effect).args[3]
+    effect = step.throw(KeyboardInterrupt())
+    assert isinstance(effect, Background)
+    command = script_of(next(effect.flow))
+    assert command.script is scripts.UNDO_ACQUIRE and command.args[2] == request_id
     with pytest.raises(KeyboardInterrupt):
-        step.send(CallResult((None,)))
+        step.send(None)
 
 
 def test_unlock_of_nothing_raises() -> None:
