@@ -32,6 +32,20 @@ class ConfigError(RedissonError, ValueError):
         self.line = line
 
 
+class ConfigFileError(ConfigError, OSError):
+    """A config file could not be read (missing, not readable). Also an ``OSError``
+    whose ``errno`` and ``filename`` are the operating system's."""
+
+    def __init__(self, message: str, *, errno: int | None, filename: str):
+        super().__init__(message)
+        self.message = message
+        self.errno = errno
+        self.filename = filename
+
+    def __str__(self) -> str:  # OSError's own would print "[Errno 2] None: ..."
+        return self.message
+
+
 class TopologyError(RedissonError):
     """A topology spec (``topologies/*.yaml``) is malformed or cannot be started."""
 
@@ -39,6 +53,11 @@ class TopologyError(RedissonError):
 class ArgumentError(RedissonError, ValueError):
     """A call got an argument it cannot use (a negative wait, a lease under 1 ms, a
     RedLock naming one lock twice); the message names the lock and the argument."""
+
+
+class InvalidLockNameError(ArgumentError):
+    """A lock name is not a non-empty string of encodable text (a lone surrogate such as
+    ``"a\\ud800"`` has no UTF-8 form, so it can never be a Redis key)."""
 
 
 class ArgumentTypeError(ArgumentError, TypeError):

@@ -1,7 +1,8 @@
 """The failover chaos suite: each scenario of redisson_py.chaos, asserted.
 
 Quick variants for CI (one run per mode, 6 s of load); ``redisson-py chaos SCENARIO
---runs 10`` runs the full ones. Set REDISSON_PY_CHAOS_RUNS to repeat every scenario here.
+--runs 10`` runs the full ones. Set REDISSON_PY_CHAOS_RUNS to repeat every scenario here,
+and REDISSON_PY_CHAOS_VARIANTS=all to run every stale-view race variant.
 """
 
 from __future__ import annotations
@@ -37,6 +38,28 @@ def test_replica_sync_never_grants_twice(replicated: str, redis_backend: str) ->
     print(markdown_table([summary]))
     assert summary.violations == 0
     assert summary.operations == 0  # A's grant was never confirmed: it was told
+
+
+# The stale-view variants (issue 10): one run of two combinations in CI; set
+# REDISSON_PY_CHAOS_VARIANTS=all for all four, REDISSON_PY_CHAOS_RUNS=10 for the README's.
+STALE_VIEWS = (
+    [("fresh", "sentinel"), ("fresh", "cluster"), ("rejoin", "sentinel"), ("rejoin", "cluster")]
+    if os.environ.get("REDISSON_PY_CHAOS_VARIANTS") == "all"
+    else [("fresh", "sentinel"), ("rejoin", "sentinel")]  # both reproduced the bug before
+)
+
+
+@pytest.mark.parametrize(("variant", "topology"), STALE_VIEWS)
+def test_replica_sync_never_grants_twice_on_a_stale_view(
+    variant: str, topology: str, redis_backend: str
+) -> None:
+    [summary] = run_scenario(
+        "race", topology=topology, runs=RUNS, backend=redis_backend, modes=["sync-on"],
+        variant=variant,
+    )
+    print(markdown_table([summary]))
+    assert summary.violations == 0
+    assert summary.operations == 0  # A was refused (NoSyncedReplicasError) every time
 
 
 def test_redlock_never_grants_twice(redis_backend: str) -> None:

@@ -31,14 +31,16 @@ def _times(values: Sequence[float]) -> tuple[float, float]:
     return percentile(values, 0.5), (max(values) if values else math.nan)
 
 
-def _race(topology: str, mode: str, runs: int, backend: str, progress: Progress) -> Summary:
+def _race(topology: str, mode: str, runs: int, backend: str, progress: Progress, *,
+          variant: str = "plain") -> Summary:
     outcomes = []
+    label = mode if variant == "plain" or mode == "redlock" else f"{mode} --{variant}"
     for index in range(runs):
-        outcome = race.run_once(topology, mode, backend)
+        outcome = race.run_once(topology, mode, backend, variant)
         outcomes.append(outcome)
         verdict = "DOUBLE HOLDER" if outcome.double_holder else "one holder"
         refused = f" (A refused: {outcome.a_refusal})" if outcome.a_refusal else ""
-        progress(f"race {outcome.topology} {mode} run {index + 1}/{runs}: {verdict}{refused}")
+        progress(f"race {outcome.topology} {label} run {index + 1}/{runs}: {verdict}{refused}")
     doubles = sum(o.double_holder for o in outcomes)
     p50, worst = _times([o.failover_seconds for o in outcomes if o.failover_seconds])
     note = (
@@ -46,7 +48,7 @@ def _race(topology: str, mode: str, runs: int, backend: str, progress: Progress)
         else f"A granted {sum(o.a_acquired for o in outcomes)}/{runs}, B granted "
         f"{sum(o.b_acquired for o in outcomes)}/{runs}"
     )
-    return Summary("race", outcomes[0].topology, mode, runs, doubles,
+    return Summary("race", outcomes[0].topology, label, runs, doubles,
                    sum(o.a_acquired for o in outcomes), p50, worst, note)
 
 
@@ -78,8 +80,13 @@ def run_scenario(
     duration: float = 20.0,
     modes: Sequence[str] | None = None,
     progress: Progress = lambda line: None,
+    variant: str = "plain",
 ) -> list[Summary]:
-    """Run ``scenario`` ``runs`` times per mode; one :class:`Summary` per mode."""
+    """Run ``scenario`` ``runs`` times per mode; one :class:`Summary` per mode.
+    ``variant`` (race only: ``plain``, ``fresh``, ``rejoin``) picks the stale view the
+    replicated race runs on (see :mod:`redisson_py.chaos.race`)."""
+    if variant not in race.VARIANTS:
+        raise ValueError(f"unknown race variant {variant!r}; known: {', '.join(race.VARIANTS)}")
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     chosen = tuple(modes) if modes else MODES[scenario]
@@ -90,7 +97,7 @@ def run_scenario(
             + ", ".join(MODES[scenario])
         )
     if scenario == "race":
-        return [_race(topology, mode, runs, backend, progress) for mode in chosen]
+        return [_race(topology, mode, runs, backend, progress, variant=variant) for mode in chosen]
     if scenario == "load":
         return [
             _load(topology, mode, runs, backend, duration=duration, progress=progress)

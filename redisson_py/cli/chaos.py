@@ -36,7 +36,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="seconds of load in the load scenario; default: 20")
     parser.add_argument("--modes", default=None,
                         help="comma-separated modes to run (default: all of the scenario's)")
-    parser.set_defaults(handler=run)
+    variant = parser.add_mutually_exclusive_group()
+    variant.add_argument("--fresh", action="store_const", const="fresh", dest="variant",
+                         help="race: no settle time after start (a sentinel's view of the "
+                         "replica reset; a cluster used before gossip settles)")
+    variant.add_argument("--rejoin", action="store_const", const="rejoin", dest="variant",
+                         help="race: the replica cut is the old master that rejoined "
+                         "after an earlier failover")
+    parser.set_defaults(handler=run, variant="plain")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
                     duration=args.duration,
                     modes=modes if args.scenario != "all" else None,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
+                    variant=args.variant if scenario == "race" else "plain",
                 )
             )
         except ValueError as error:

@@ -134,6 +134,8 @@ def run_up(args: argparse.Namespace) -> int:
     )
     try:
         yaml_text = topology.redisson_yaml()
+        # Handlers first: whoever reads the YAML may signal at once.
+        stop = None if args.detach else _install_stop_handlers()
         if args.detach:
             (topology.directory / "redisson.yaml").write_text(yaml_text)
             topology.save_state()
@@ -148,7 +150,8 @@ def run_up(args: argparse.Namespace) -> int:
                 flush=True,
             )
             return 0
-        _wait_for_stop_signal()
+        assert stop is not None
+        _wait_for_stop_signal(stop)
         print(f"stopping {topology.kind} topology {topology.id}", file=sys.stderr, flush=True)
     except BaseException:
         if not args.detach:
@@ -170,7 +173,8 @@ def _describe(topology: Any, seconds: float) -> None:
         print("press Ctrl-C (or send SIGTERM) to stop it", file=sys.stderr, flush=True)
 
 
-def _wait_for_stop_signal() -> None:
+def _install_stop_handlers() -> threading.Event:
+    """Make SIGINT, SIGTERM and SIGHUP set the returned event instead of ending us."""
     stop = threading.Event()
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -178,6 +182,10 @@ def _wait_for_stop_signal() -> None:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, handler)
+    return stop
+
+
+def _wait_for_stop_signal(stop: threading.Event) -> None:
     # A timed wait keeps the main thread returning to the interpreter, where the handlers
     # run.
     while not stop.wait(0.5):

@@ -19,9 +19,10 @@ from redisson_py.config.delays import (
     EqualJitterDelay,
     FullJitterDelay,
 )
-from redisson_py.config.diagnostics import ConfigWarning
+from redisson_py.config.diagnostics import ConfigUnitWarning, ConfigWarning
 from redisson_py.config.durations import format_duration, parse_duration
 from redisson_py.config.enums import (
+    LockSyncMode,
     Protocol,
     ReadMode,
     ShardedSubscriptionMode,
@@ -57,6 +58,7 @@ __all__ = [
     "ClusterServersConfig",
     "Config",
     "ConfigError",
+    "ConfigUnitWarning",
     "ConfigWarning",
     "ConstantDelay",
     "DecorrelatedJitterDelay",
@@ -65,6 +67,7 @@ __all__ = [
     "FullJitterDelay",
     "HostNatMapper",
     "HostPortNatMapper",
+    "LockSyncMode",
     "MasterSlaveServersConfig",
     "Mode",
     "NatMapper",

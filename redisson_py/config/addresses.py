@@ -139,7 +139,7 @@ def address_problem(text: object) -> tuple[Address | None, str | None]:
     host, colon, port_text = hostport.rpartition(":")
     if not colon or host.endswith(":") or (host.startswith("[") and not host.endswith("]")):
         return None, f"address {shown!r} has no port; write it as '{scheme_text}://host:port'"
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
         return None, f"address {shown!r}: bad port {port_text!r}; expected an integer in 1..65535"
     try:
         parsed_host = _parse_host(host)

@@ -14,7 +14,7 @@ from redisson_py.config.delays import ConstantDelay
 from redisson_py.config.diagnostics import Invalid, KeyPath, Origin, suggest
 from redisson_py.config.enums import SslVerificationMode
 from redisson_py.config.kinds import Bool, Kind, Millis, SectionKind, camel
-from redisson_py.config.schema import Settings, by_key, specs
+from redisson_py.config.schema import Settings, by_key, loading, specs
 from redisson_py.config.tagged_kinds import host_port_map
 
 S = TypeVar("S", bound=Settings)
@@ -33,12 +33,14 @@ def decode_config(cls: type[S], data: object, origin: Origin, *, stacklevel: int
             (), f"expected a mapping of Redisson settings at the top level, got {kind}"
         )
     decoder = _Decoder(cls, origin)
-    config = decoder.settings(cls, data, ())
+    with loading():
+        config = decoder.settings(cls, data, ())
     config._origin = origin  # Config's private field: where each key came from
     origin.warn_ignored(decoder.ignored, stacklevel=stacklevel + 1)
     validate = getattr(config, "validate", None)
     if validate is not None:
         validate()
+    origin.warn_units(decoder.slips, stacklevel=stacklevel + 1)  # when nothing was refused
     return config
 
 
@@ -46,6 +48,7 @@ class _Decoder:
     def __init__(self, root: type[Settings], origin: Origin) -> None:
         self.origin = origin
         self.ignored: list[KeyPath] = []
+        self.slips: list[tuple[KeyPath, str]] = []
         # Where each class lives in the document, for "it belongs in ..." hints.
         self.homes: dict[type[Settings], str] = {root: "the top level"}
         for spec in specs(root):
@@ -93,11 +96,16 @@ class _Decoder:
         if kind.textual and not isinstance(raw, str) and path in self.origin.scalar_text:
             raw = self.origin.scalar_text[path]
         try:
-            return kind.decode(raw)
+            value = kind.decode(raw)
         except Invalid as exc:
-            raise self.origin.error((*path, *exc.subpath), exc.message) from None
+            raise self.origin.invalid(path, exc.subpath, exc.message, kind.hint()) from None
         except ValueError as exc:  # a value object refused its arguments
-            raise self.origin.error(path, str(exc)) from None
+            raise self.origin.invalid(path, (), str(exc), kind.hint()) from None
+        if isinstance(kind, Millis):
+            slip = kind.implausible(value)
+            if slip is not None and slip.startswith("shorter"):
+                self.slips.append((path, slip))
+        return value
 
     def legacy(self, kwargs: dict[str, Any], legacy: dict[str, tuple[object, KeyPath]]) -> None:
         """Translate old Redisson keys; the current key wins when both are present."""
@@ -106,7 +114,10 @@ class _Decoder:
             seconds = self.value(Millis(), raw, path)
             if not isinstance(seconds, float) or seconds < 0:
                 raise self.origin.error(path, "must not be negative")
-            kwargs["retry_delay"] = ConstantDelay(seconds)
+            try:
+                kwargs["retry_delay"] = ConstantDelay(seconds)
+            except ValueError:  # out of range: say so in milliseconds, with the line
+                raise self.origin.error(path, "must be at most 86400000 (1 day)") from None
         if "sslEnableEndpointIdentification" in legacy and "ssl_verification_mode" not in kwargs:
             raw, path = legacy["sslEnableEndpointIdentification"]
             strict = self.value(Bool(), raw, path)
@@ -119,7 +130,8 @@ class _Decoder:
                 try:
                     kwargs["nat_mapper"] = host_port_map(raw)
                 except Invalid as exc:
-                    raise self.origin.error((*path, *exc.subpath), exc.message) from None
+                    hint = "expected a mapping of 'host:port' to 'host:port'"
+                    raise self.origin.invalid(path, exc.subpath, exc.message, hint) from None
 
     def unknown(self, cls: type[Settings], key: str) -> str:
         """The message for an unknown key: where it belongs, or the likely intended key."""

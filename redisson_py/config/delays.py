@@ -1,7 +1,9 @@
 """Retry and reconnection delays: Redisson's four ``DelayStrategy`` classes.
 
-Each strategy is a frozen value with a pure :meth:`DelayStrategy.delay`: given the attempt
-number and a random generator it returns seconds to wait, and touches nothing else. The
+Every duration is within 0 .. 1 day (:data:`MAX_DELAY`); the constructors raise
+:class:`~redisson_py.ConfigError` otherwise. Each strategy is a frozen value with a pure
+:meth:`DelayStrategy.delay`: given the attempt number and a random generator it returns
+seconds to wait, and touches nothing else. The
 YAML form is Redisson's, e.g.
 ``retryDelay: !<org.redisson.config.EqualJitterDelay> {baseDelay: PT1S, maxDelay: PT2S}``.
 """
@@ -14,17 +16,25 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+from redisson_py.errors import ConfigError
+
 _DEFAULT_RNG: Final = random.Random()
 
 # Redisson's shift guard: past 2**62 the exponential term has long since hit the cap.
 _MAX_SHIFT: Final = 62
 
 
+MAX_DELAY: Final = 86400.0
+"""The longest delay a strategy takes: one day (seconds). A longer one is a typo, and
+would stall every retry (and the unlock that waits on it) for ever."""
+
+
 def _check_seconds(name: str, value: float) -> None:
+    """Raises :class:`ConfigError` (a ``ValueError``) unless 0 <= value <= 1 day."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name} must be a number of seconds, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite, non-negative number of seconds")
+        raise ConfigError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    if not (math.isfinite(value) and 0 <= value <= MAX_DELAY):
+        raise ConfigError(f"{name} must be between 0 and 86400 seconds (1 day)")
 
 
 def _check_attempt(attempt: int) -> None:

@@ -3,7 +3,9 @@
 Every message built here names settings by their YAML key path
 (``sentinelServersConfig.sentinelAddresses[1]``) and, for YAML input, the source and line:
 ``config.yaml, line 4: singleServerConfig.adress: unknown key; did you mean 'address'?``.
-Values are quoted only for settings that cannot hold a secret; callers guarantee that.
+Values are quoted only for settings that cannot hold a secret (see :func:`secret_key`)
+and never when they came from ``${VAR}`` (the variable is named instead):
+:meth:`Origin.invalid` enforces this for every value error.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from redisson_py.config.addresses import redact_address
 from redisson_py.errors import ConfigError
 
 KeyPath = tuple[str | int, ...]
@@ -22,10 +25,28 @@ KeyPath = tuple[str | int, ...]
 
 STRING_SOURCE: Final = "<string>"
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_WORDS: Final = ("password", "secret", "token", "username", "credential")
+
+
+def secret_key(path: KeyPath) -> bool:
+    """Whether the setting at ``path`` may hold a secret: any key on it containing
+    password, secret, token, username or credential (case-insensitive). Such values are
+    never quoted in a message."""
+    return any(
+        isinstance(part, str) and any(word in part.lower() for word in _SECRET_WORDS)
+        for part in path
+    )
 
 
 class ConfigWarning(UserWarning):
     """Settings were ignored: they exist in Redisson but mean nothing in redisson-py."""
+
+
+class ConfigUnitWarning(ConfigWarning):
+    """A time setting is accepted but implausible for its unit: most likely seconds and
+    milliseconds were mixed up (YAML ``timeout: 3`` is 3 ms; Python ``timeout=3000`` is
+    50 minutes). A warning, not a logging record: it points at the caller's line, shows
+    once per place by default, and tests can turn it into an error (``-W error``)."""
 
 
 class Invalid(Exception):
@@ -48,7 +69,8 @@ def format_path(path: KeyPath) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         elif not _PLAIN_KEY.fullmatch(part):
-            out += f"[{part!r}]"  # a map key such as "node-5.internal:6379"
+            shown = redact_address(part) if "@" in part else part  # URL credentials
+            out += f"[{shown!r}]"  # a map key such as "node-5.internal:6379"
         else:
             out += f".{part}" if out else part
     return out
@@ -75,6 +97,29 @@ class Origin:
     scalar_text: Mapping[KeyPath, str] = field(default_factory=dict)
     """The source text of each plain scalar YAML typed as a number or bool, so a string
     setting can take it as written (``password: 0123`` is "0123", as in Redisson)."""
+    from_env: Mapping[KeyPath, tuple[str, ...]] = field(default_factory=dict)
+    """The variables substituted into each scalar that held ``${VAR}``."""
+
+    def env_names(self, path: KeyPath) -> tuple[str, ...]:
+        """The ``${VAR}`` names that fed ``path`` or anything under it."""
+        names: list[str] = []
+        for where, found in self.from_env.items():
+            if where[: len(path)] == path or path[: len(where)] == where:
+                names.extend(n for n in found if n not in names)
+        return tuple(names)
+
+    def invalid(self, base: KeyPath, subpath: KeyPath, message: str, hint: str) -> ConfigError:
+        """The error for a bad value of the setting at ``base``: ``message`` as the kind
+        wrote it, unless the value came from ``${VAR}``; then ``hint`` (what the setting
+        expects, quoting nothing of the value) with the variables named."""
+        path = (*base, *subpath)
+        names = self.env_names(base)
+        if names:
+            variables = ", ".join(f"${{{name}}}" for name in names)
+            return self.error(path, f"the value from {variables} is not valid: {hint}")
+        # A secret setting's own kinds (SecretKind, Str) describe a wrong value by its
+        # type only, so their message is safe to keep.
+        return self.error(path, message)
 
     def line_of(self, path: KeyPath) -> int | None:
         """The line of ``path``, else of its nearest ancestor that has one."""
@@ -93,6 +138,24 @@ class Origin:
         dotted = format_path(path)
         text = ": ".join(part for part in (where, dotted, message) if part)
         return ConfigError(text, path=dotted or None, line=line)
+
+    def warn_units(self, slips: list[tuple[KeyPath, str]], *, stacklevel: int) -> None:
+        """Emit ONE :class:`ConfigUnitWarning` listing every YAML time that looks like
+        seconds written where milliseconds belong (keys and lines, no values)."""
+        if not slips:
+            return
+        items = []
+        for path, why in slips:
+            line = self.lines.get(path)
+            where = f"{format_path(path)} (line {line})" if line else format_path(path)
+            items.append(f"{where} is {why}")
+        prefix = f"{self.source}: " if self.source else ""
+        warnings.warn(
+            f"{prefix}{'; '.join(items)}: YAML times are milliseconds "
+            "(write 30000 for 30 seconds)",
+            ConfigUnitWarning,
+            stacklevel=stacklevel + 1,
+        )
 
     def warn_ignored(self, paths: list[KeyPath], *, stacklevel: int) -> None:
         """Emit ONE :class:`ConfigWarning` listing every ignored setting (keys only)."""

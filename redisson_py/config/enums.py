@@ -57,3 +57,14 @@ class Protocol(StrEnum):
     def version(self) -> int:
         """The number redis-py's ``protocol=`` argument takes: 2 or 3."""
         return 2 if self is Protocol.RESP2 else 3
+
+
+class LockSyncMode(StrEnum):
+    """How a lock grant is confirmed when ``checkLockSyncedSlaves`` is on (a redisson-py
+    extension; Redisson has only the first)."""
+
+    WAIT = "WAIT"
+    """``WAIT``: the replicas received the grant (in memory)."""
+    WAITAOF = "WAITAOF"
+    """``WAITAOF 1 N``: the master and N replicas fsynced it to their append-only files
+    (Redis >= 7.2, Valkey; needs ``appendonly yes``)."""

@@ -23,8 +23,22 @@ from redisson_py.config.diagnostics import Invalid
 from redisson_py.config.secret import Secret
 from redisson_py.config.tagged import TaggedValue, display_tag
 
-_INT_TEXT: Final = re.compile(r"[-+]?\d+")
-_NUMBER_TEXT: Final = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_INT_TEXT: Final = re.compile(r"[-+]?\d+", re.ASCII)
+_NUMBER_TEXT: Final = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+MAX_DURATION: Final = 86400.0
+"""The longest time any setting takes: one day (seconds)."""
+MIN_DURATION: Final = 0.001
+"""The shortest non-zero time: 1 ms, the unit of Redisson's YAML and of PEXPIRE."""
+MAX_INT: Final = 2**31 - 1
+"""The largest integer setting (Java's ``int``, as in Redisson)."""
+
+
+def format_millis(seconds: float) -> str:
+    """``0.1`` -> ``"100 ms"``, ``86400`` -> ``"86400000 ms (1 day)"``: bounds in messages."""
+    millis = seconds * 1000
+    text = f"{int(millis)} ms" if millis == int(millis) and millis < 1e15 else f"{millis:.6g} ms"
+    return f"{text} (1 day)" if seconds == MAX_DURATION else text
 
 
 def describe(value: object) -> str:
@@ -35,6 +49,7 @@ def describe(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
+        value = redact_address(value) if "@" in value else value  # URL credentials
         return repr(value) if len(value) <= 40 else repr(value[:37] + "...")
     if isinstance(value, TaggedValue):
         return f"a tagged value {display_tag(value.tag)}"
@@ -64,6 +79,11 @@ class Kind(ABC):
         """Normalize an assigned value (``str`` -> ``Secret``, name -> enum); never raises."""
         return value
 
+    def hint(self) -> str:
+        """What the setting expects, quoting no value: for errors about secret values
+        and values that came from ``${VAR}``."""
+        return "see the setting's documentation"
+
     def show(self, value: object) -> str:
         """The value in a repr. Addresses hide URL credentials; secrets hide themselves."""
         return repr(value)
@@ -83,14 +103,40 @@ class Kind(ABC):
 class Millis(Kind):
     """A time: seconds (float) in Python, milliseconds in YAML.
 
-    ``positive`` forbids 0. ``minus_one_is_none`` maps Redisson's ``-1`` ("disabled") to
-    ``None``.
+    Range: 0 (or, with ``positive``, ``minimum``: 1 ms unless given) up to ``maximum``
+    (1 day unless given); anything else is refused by :meth:`check`.
+    ``minus_one_is_none`` maps Redisson's ``-1`` ("disabled") to ``None``.
+    ``plausible`` is the span outside which a value is more likely a unit slip than
+    meant (YAML ``timeout: 30`` is 30 ms, Python ``timeout=3000`` is 50 minutes); such a
+    value is accepted with a :class:`~redisson_py.config.ConfigUnitWarning`.
     """
 
-    def __init__(self, *, positive: bool = False, minus_one_is_none: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        positive: bool = False,
+        minus_one_is_none: bool = False,
+        minimum: float | None = None,
+        maximum: float = MAX_DURATION,
+        plausible: tuple[float, float] = (0.1, 3600.0),
+    ) -> None:
         self.positive = positive
         self.minus_one_is_none = minus_one_is_none
         self.nullable = minus_one_is_none
+        self.minimum = minimum if minimum is not None else (MIN_DURATION if positive else 0.0)
+        self.maximum = maximum
+        self.plausible = plausible
+
+    def implausible(self, value: object) -> str | None:
+        """Why ``value`` (seconds) looks like a unit slip, or ``None``. 0 ("off") is fine."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value:
+            return None
+        low, high = self.plausible
+        if value < low:
+            return f"shorter than {format_millis(low)}"
+        if value > high:
+            return f"longer than {high:g} s"
+        return None
 
     def decode(self, raw: object) -> object:
         if self._null(raw):
@@ -101,7 +147,16 @@ class Millis(Kind):
             raise Invalid(f"expected a number of milliseconds, got {describe(raw)}")
         if self.minus_one_is_none and raw == -1:
             return None
-        return raw / 1000
+        try:
+            return raw / 1000
+        except OverflowError:  # an integer too large for a float
+            raise Invalid(
+                f"out of range; allowed 0 to {format_millis(self.maximum)} in milliseconds"
+            ) from None
+
+    def hint(self) -> str:
+        low = format_millis(self.minimum) if self.minimum else "0"
+        return f"expected milliseconds from {low} to {format_millis(self.maximum)}"
 
     def encode(self, value: object) -> object:
         if value is None:
@@ -123,14 +178,23 @@ class Millis(Kind):
             raise Invalid("must not be negative")
         if self.positive and value == 0:
             raise Invalid("must be greater than 0")
+        if not self.minimum <= value <= self.maximum:
+            low = format_millis(self.minimum) if self.minimum else "0"
+            raise Invalid(
+                f"{format_millis(value)} is out of range; allowed {low} to "
+                f"{format_millis(self.maximum)} (Python takes seconds, YAML milliseconds)"
+            )
 
 
 class Int(Kind):
-    """An integer with a lower bound (and optionally an upper one)."""
+    """An integer within ``minimum`` .. ``maximum`` (by default Java's ``int`` range)."""
 
-    def __init__(self, minimum: int = 0, maximum: int | None = None) -> None:
+    def __init__(self, minimum: int = 0, maximum: int | None = MAX_INT) -> None:
         self.minimum = minimum
         self.maximum = maximum
+
+    def hint(self) -> str:
+        return f"expected an integer from {self.minimum} to {self.maximum}"
 
     def decode(self, raw: object) -> object:
         self._null(raw)
@@ -146,10 +210,14 @@ class Int(Kind):
         if value < self.minimum:
             raise Invalid(f"must be at least {self.minimum}, got {value}")
         if self.maximum is not None and value > self.maximum:
-            raise Invalid(f"must be at most {self.maximum}, got {value}")
+            shown = value if value < 10**12 else f"a {len(str(value))}-digit number"
+            raise Invalid(f"must be at most {self.maximum}, got {shown}")
 
 
 class Bool(Kind):
+    def hint(self) -> str:
+        return "expected true or false"
+
     def decode(self, raw: object) -> object:
         self._null(raw)
         if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
@@ -223,6 +291,9 @@ class EnumKind(Kind):
     def _allowed(self) -> str:
         return ", ".join(member.value for member in self.enum)
 
+    def hint(self) -> str:
+        return f"expected one of {self._allowed()}"
+
     def _lookup(self, raw: str) -> StrEnum | None:
         for member in self.enum:
             if member.value == raw.strip().upper():
@@ -235,7 +306,7 @@ class EnumKind(Kind):
             raise Invalid(f"expected one of {self._allowed()}, got {describe(raw)}")
         member = self._lookup(raw)
         if member is None:
-            raise Invalid(f"unknown value {raw!r}; expected one of {self._allowed()}")
+            raise Invalid(f"unknown value {describe(raw)}; expected one of {self._allowed()}")
         return member
 
     def encode(self, value: object) -> object:
@@ -248,8 +319,7 @@ class EnumKind(Kind):
 
     def check(self, value: object) -> None:
         if not isinstance(value, self.enum):
-            shown = repr(value) if isinstance(value, str) else describe(value)
-            raise Invalid(f"unknown value {shown}; expected one of {self._allowed()}")
+            raise Invalid(f"unknown value {describe(value)}; expected one of {self._allowed()}")
 
 
 class AddressKind(Kind):
@@ -261,6 +331,9 @@ class AddressKind(Kind):
 
     def show(self, value: object) -> str:
         return repr(redact_address(value)) if isinstance(value, str) else repr(value)
+
+    def hint(self) -> str:
+        return "expected an address such as redis://host:6379"
 
     def __init__(self, *, required: bool = False) -> None:
         self.required = required
@@ -289,6 +362,9 @@ class AddressList(Kind):
 
     def __init__(self, *, non_empty: bool) -> None:
         self.non_empty = non_empty
+
+    def hint(self) -> str:
+        return "expected a list of addresses such as redis://host:6379"
 
     def show(self, value: object) -> str:
         if isinstance(value, list):

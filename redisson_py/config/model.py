@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
 from redisson_py.config.decode import decode_config
 from redisson_py.config.diagnostics import Origin, suggest
 from redisson_py.config.encode import encode_settings
-from redisson_py.config.enums import Protocol, SslVerificationMode
+from redisson_py.config.enums import LockSyncMode, Protocol, SslVerificationMode
 from redisson_py.config.kinds import (
     Bool,
     EnumKind,
@@ -26,7 +26,7 @@ from redisson_py.config.kinds import (
     setting,
 )
 from redisson_py.config.redis_kwargs import connection_kwargs
-from redisson_py.config.schema import Settings, by_attr
+from redisson_py.config.schema import Settings, by_attr, warn_unit_slip
 from redisson_py.config.secret import Secret
 from redisson_py.config.sections import (
     SECTION_KEYS,
@@ -114,15 +114,19 @@ class Config(Settings):
         SectionKind(ClusterServersConfig), None
     )
 
-    lock_watchdog_timeout: float = setting(Millis(positive=True), 30.0)
+    lock_watchdog_timeout: float = setting(Millis(positive=True, minimum=0.1), 30.0)
     """Seconds a lock taken without a lease lives between watchdog renewals (renewed every
-    third of it)."""
-    lock_watchdog_batch_size: int = setting(Int(1), 100)
+    third of it). 0.1 s (YAML 100 ms) to 1 day."""
+    lock_watchdog_batch_size: int = setting(Int(1, 10_000), 100)
     """Locks renewed per watchdog round trip."""
     check_lock_synced_slaves: bool = setting(Bool(), True)
     """After an acquire, check (``WAIT``) that the master's replicas received it."""
     slaves_sync_timeout: float = setting(Millis(positive=True), 1.0)
     """Seconds that replica check may take."""
+    lock_sync_mode: LockSyncMode = setting(EnumKind(LockSyncMode), LockSyncMode.WAIT)
+    """How that check confirms a grant: ``WAIT`` (replicas received it) or ``WAITAOF``
+    (master and replicas fsynced it to their AOF; Redis >= 7.2 or Valkey with
+    ``appendonly yes``, checked at startup). A redisson-py extension, not in Redisson."""
     protocol: Protocol = setting(EnumKind(Protocol), Protocol.RESP2)
     """RESP2 or RESP3."""
 
@@ -251,6 +255,8 @@ class Config(Settings):
         if section is None:
             section = cls(**fields)
             setattr(self, attr, section)
+            for name, value in fields.items():  # assignments below warn by themselves
+                warn_unit_slip(cls, known[name], value, stacklevel=3)
         else:  # like Redisson, a second call returns the section already there
             for name, value in fields.items():
                 setattr(section, name, value)
@@ -329,14 +335,15 @@ class Config(Settings):
     @classmethod
     def from_yaml(
         cls,
-        source: str | os.PathLike[str] | IO[str] | IO[bytes],
+        source: str | bytes | bytearray | os.PathLike[str] | IO[str] | IO[bytes],
         *,
         env: Mapping[str, str] | None = None,
     ) -> Config:
         """Load and validate a config in Redisson's YAML format.
 
         ``source`` is a path (``pathlib.Path``, or a ``str`` with no newline naming an
-        existing file or ending in ``.yaml``/``.yml``), YAML text, or an open stream.
+        existing file or ending in ``.yaml``/``.yml``), YAML text, UTF-8 YAML ``bytes``, or
+        an open stream. Documents over 1 MiB or nested over 64 levels are refused.
         ``${VAR}`` and ``${VAR:-default}`` in scalar values are replaced from ``env``
         (default ``os.environ``; an empty variable takes the default, as in the shell);
         ``$${`` stands for a literal ``${`` (a redisson-py extension).
@@ -344,7 +351,8 @@ class Config(Settings):
         here are listed in one :class:`ConfigWarning`.
 
         Raises :class:`ConfigError` (with source and line) for any malformed input, and
-        ``OSError`` when the file cannot be read.
+        :class:`~redisson_py.errors.ConfigFileError` (a ConfigError that is also an
+        ``OSError``) when the file cannot be read.
         """
         data, origin = load_yaml(source, env=os.environ if env is None else env)
         return decode_config(cls, data, origin, stacklevel=2)
@@ -352,7 +360,7 @@ class Config(Settings):
     @classmethod
     def from_yaml_all(
         cls,
-        source: str | os.PathLike[str] | IO[str] | IO[bytes],
+        source: str | bytes | bytearray | os.PathLike[str] | IO[str] | IO[bytes],
         *,
         env: Mapping[str, str] | None = None,
     ) -> list[Config]:

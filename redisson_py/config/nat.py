@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from redisson_py.config.addresses import redact_address
+
 
 def split_host_port(text: str) -> tuple[str, int]:
     """Split ``host:port`` (IPv6 may be bracketed) at the last colon.
@@ -27,12 +29,13 @@ def split_host_port(text: str) -> tuple[str, int]:
     not an integer in 1..65535.
     """
     host, sep, port_text = text.strip().rpartition(":")
+    shown = redact_address(text) if "@" in text else text  # a URL with credentials
     if not sep or not host:
-        raise ValueError(f"expected 'host:port', got {text!r}")
+        raise ValueError(f"expected 'host:port', got {shown!r}")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise ValueError(f"bad port in {text!r}: expected an integer in 1..65535")
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
+        raise ValueError(f"bad port in {shown!r}: expected an integer in 1..65535")
     return host, int(port_text)
 
 

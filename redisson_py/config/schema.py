@@ -2,11 +2,54 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import warnings
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
-from redisson_py.config.diagnostics import suggest
-from redisson_py.config.kinds import Kind, camel
+from redisson_py.config.diagnostics import ConfigUnitWarning, Invalid, suggest
+from redisson_py.config.kinds import Int, Kind, Millis, camel
+from redisson_py.errors import ConfigError
+
+_LOADING: ContextVar[bool] = ContextVar("redisson_py_config_loading", default=False)
+
+
+@contextlib.contextmanager
+def loading() -> Iterator[None]:
+    """While decoding YAML: assignments skip their checks, which validation repeats with
+    the file's lines once the whole document is read."""
+    token = _LOADING.set(True)
+    try:
+        yield
+    finally:
+        _LOADING.reset(token)
+
+
+OWNER_KEYS: dict[type[Any], str] = {}
+"""The YAML key of each section class (filled by :mod:`redisson_py.config.sections`)."""
+
+
+def setting_path(cls: type[Any], key: str) -> str:
+    """``singleServerConfig.timeout`` (a section's setting) or ``lockWatchdogTimeout``."""
+    owner = OWNER_KEYS.get(cls, "")
+    return f"{owner}.{key}" if owner else key
+
+
+def warn_unit_slip(cls: type[Any], spec: Spec, value: object, *, stacklevel: int) -> None:
+    """Warn (:class:`ConfigUnitWarning`) when a time set in Python is too long to be meant
+    as seconds, e.g. ``timeout=3000`` (50 minutes; probably meant as milliseconds)."""
+    if not isinstance(spec.kind, Millis):
+        return
+    slip = spec.kind.implausible(value)
+    if slip is not None and slip.startswith("longer") and isinstance(value, int | float):
+        warnings.warn(
+            f"{setting_path(cls, spec.key)} ({spec.attr}={value!r}) is {slip}: Python times "
+            f"are seconds (if milliseconds were meant, write {spec.attr}={value / 1000!r})",
+            ConfigUnitWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +100,9 @@ def by_key(cls: type[Any]) -> dict[str, Spec]:
 
 
 class Settings:
-    """Base of the config dataclasses: assignments are coerced and unknown names refused.
+    """Base of the config dataclasses: assignments are coerced and unknown names refused;
+    numbers out of their range raise :class:`ConfigError` at once, and a time above its
+    plausible span (see the section docs) warns with :class:`ConfigUnitWarning`.
 
     ``section.password = "x"`` stores a :class:`Secret`; ``section.read_mode = "MASTER"``
     stores :attr:`ReadMode.MASTER`; ``section.adress = ...`` raises :class:`AttributeError`
@@ -88,4 +133,19 @@ class Settings:
             raise AttributeError(f"{type(self).__name__} has no setting {name!r}{tip}")
         if spec is not None:
             value = spec.kind.coerce(value)
+            if not _LOADING.get():
+                self._check_number(spec, value)
+                if name in self.__dict__:  # an assignment after construction
+                    warn_unit_slip(type(self), spec, value, stacklevel=2)
         object.__setattr__(self, name, value)
+
+    def _check_number(self, spec: Spec, value: object) -> None:
+        """Range-check a number as it is assigned (types wait for validation, which
+        also reports them): :class:`ConfigError` naming the setting and the range."""
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if numeric and isinstance(spec.kind, Millis | Int):
+            try:
+                spec.kind.check(value)
+            except Invalid as exc:
+                path = setting_path(type(self), spec.key)
+                raise ConfigError(f"{path}: {exc.message}", path=path) from None

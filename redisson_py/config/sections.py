@@ -6,7 +6,13 @@ the attribute (``tcp_keep_alive_idle``/``_interval`` are whole seconds in both).
 are Redisson's. Assigning a ``str`` to a password attribute stores a :class:`Secret`, and
 an enum attribute takes the member or its name.
 
-Values are checked by :meth:`Config.validate`, not on assignment.
+Types are checked by :meth:`Config.validate`; numbers are also range-checked on
+assignment. Bounds: every time is at most 1 day (86400 s; YAML 86400000 ms) and, when 0
+is not allowed, at least 1 ms; ``retry_attempts`` 0..1000; pool and idle sizes and
+``subscriptions_per_connection`` at most 10000; other integers at most 2**31 - 1.
+A time set in Python above 10 minutes (``timeout``, ``connect_timeout``,
+``subscription_timeout``) or 1 hour (the others), or in YAML below 100 ms, is accepted
+with a :class:`~redisson_py.config.ConfigUnitWarning` (likely seconds/milliseconds mixed up).
 """
 
 # setting() returns a dataclasses.Field (with the setting's kind as metadata), not a value.
@@ -38,9 +44,14 @@ from redisson_py.config.kinds import (
     setting,
 )
 from redisson_py.config.nat import NatMapper
-from redisson_py.config.schema import Settings
+from redisson_py.config.schema import OWNER_KEYS, Settings
 from redisson_py.config.secret import Secret
 from redisson_py.config.tagged_kinds import DelayKind, NatKind
+
+_POOL_MAX = 10_000
+"""Largest connection pool or idle size: far above what one client can use."""
+_TIMEOUT_SPAN = (0.1, 600.0)
+"""Plausible command timeouts (seconds); outside it a unit slip is likelier."""
 
 _SSL_IGNORED = frozenset(
     {
@@ -70,13 +81,13 @@ class BaseConfig(Settings):
 
     idle_connection_timeout: float = setting(Millis(), 10.0)
     """Seconds a pooled connection may sit idle above the minimum pool size before it is closed."""
-    connect_timeout: float = setting(Millis(positive=True), 10.0)
+    connect_timeout: float = setting(Millis(positive=True, plausible=_TIMEOUT_SPAN), 10.0)
     """Seconds to establish a connection (redis-py ``socket_connect_timeout``)."""
-    timeout: float = setting(Millis(positive=True), 3.0)
+    timeout: float = setting(Millis(positive=True, plausible=_TIMEOUT_SPAN), 3.0)
     """Seconds to wait for a reply once a command is sent (redis-py ``socket_timeout``)."""
-    subscription_timeout: float = setting(Millis(positive=True), 7.5)
+    subscription_timeout: float = setting(Millis(positive=True, plausible=_TIMEOUT_SPAN), 7.5)
     """Seconds to wait for a (un)subscribe to be confirmed."""
-    retry_attempts: int = setting(Int(0), 4)
+    retry_attempts: int = setting(Int(0, 1000), 4)
     """Times a failed command is retried (0 = no retry). The executor owns retries."""
     retry_delay: DelayStrategy = setting(DelayKind(), EqualJitterDelay(1.0, 2.0))
     """Delay before each retry. YAML ``retryDelay``; the legacy ``retryInterval: 1500`` (ms)
@@ -87,7 +98,7 @@ class BaseConfig(Settings):
     """ACL user name (Redis 6+). ``None`` means the default user."""
     password: Secret | None = setting(SecretKind(), None)
     """Password (a ``str`` is stored as a :class:`Secret`). Never shown in reprs or errors."""
-    subscriptions_per_connection: int = setting(Int(1), 5)
+    subscriptions_per_connection: int = setting(Int(1, _POOL_MAX), 5)
     """Channels subscribed through one pub/sub connection."""
     client_name: str | None = setting(Str(), None)
     """Sent with ``CLIENT SETNAME`` on every connection."""
@@ -141,10 +152,10 @@ class SingleServerConfig(BaseConfig):
 
     address: str | None = setting(AddressKind(required=True), None)
     """``redis://host:port`` or ``rediss://host:port``. Required."""
-    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
-    subscription_connection_pool_size: int = setting(Int(1), 50)
-    connection_minimum_idle_size: int = setting(Int(0), 24)
-    connection_pool_size: int = setting(Int(1), 64)
+    subscription_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 1)
+    subscription_connection_pool_size: int = setting(Int(1, _POOL_MAX), 50)
+    connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
+    connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
     """Seconds between DNS checks of the address's host; ``None`` (YAML ``-1``) = off."""
 
@@ -169,20 +180,20 @@ class BaseMasterSlaveServersConfig(BaseConfig):
         "slaveSubscriptionConnectionPoolSize": "subscriptionConnectionPoolSize",
     }
 
-    slave_connection_minimum_idle_size: int = setting(Int(0), 24)
-    slave_connection_pool_size: int = setting(Int(1), 64)
+    slave_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
+    slave_connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
     failed_slave_reconnection_interval: float = setting(Millis(), 3.0)
     """Seconds between attempts to reconnect a replica that was taken out of rotation."""
-    master_connection_minimum_idle_size: int = setting(Int(0), 24)
-    master_connection_pool_size: int = setting(Int(1), 64)
+    master_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
+    master_connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
     read_mode: ReadMode = setting(EnumKind(ReadMode), ReadMode.SLAVE)
     """Where reads go: SLAVE, MASTER or MASTER_SLAVE. Lock scripts always go to the master."""
     subscription_mode: SubscriptionMode = setting(
         EnumKind(SubscriptionMode), SubscriptionMode.MASTER
     )
     """Which nodes carry pub/sub: MASTER or SLAVE."""
-    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
-    subscription_connection_pool_size: int = setting(Int(1), 50)
+    subscription_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 1)
+    subscription_connection_pool_size: int = setting(Int(1, _POOL_MAX), 50)
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
     """Seconds between DNS checks of the hosts; ``None`` (YAML ``-1``) = off."""
 
@@ -276,3 +287,5 @@ SECTION_KEYS: dict[type[BaseConfig], str] = {
     ClusterServersConfig: "clusterServersConfig",
 }
 """Each section class and its YAML key."""
+
+OWNER_KEYS.update(SECTION_KEYS)

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from redisson_py.config.delays import (
     DELAY_CLASSES,
+    MAX_DELAY,
     ConstantDelay,
     DecorrelatedJitterDelay,
     DelayStrategy,
@@ -37,10 +38,14 @@ def _duration(mapping: Mapping[Any, object], key: str) -> float:
         seconds = parse_duration(raw)
     except ValueError:
         raise Invalid(
-            f"bad duration {raw!r}; expected ISO-8601 such as 'PT1S', 'PT0.5S' or 'PT1M30S'", (key,)
+            f"bad duration {describe(raw)}; expected ISO-8601 such as 'PT1S', 'PT0.5S' or "
+            "'PT1M30S'",
+            (key,),
         ) from None
     if seconds < 0:
-        raise Invalid(f"bad duration {raw!r}: must not be negative", (key,))
+        raise Invalid(f"bad duration {describe(raw)}: must not be negative", (key,))
+    if seconds > MAX_DELAY:
+        raise Invalid(f"bad duration {describe(raw)}: must be at most PT24H (1 day)", (key,))
     return seconds
 
 

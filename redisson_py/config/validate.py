@@ -63,7 +63,8 @@ def _check_fields(obj: Settings, path: KeyPath, origin: Origin) -> None:
         try:
             spec.kind.check(getattr(obj, spec.attr))
         except Invalid as exc:
-            raise origin.error((*path, spec.key, *exc.subpath), exc.message) from None
+            base = (*path, spec.key)
+            raise origin.invalid(base, exc.subpath, exc.message, spec.kind.hint()) from None
 
 
 def _check_pool(
@@ -72,6 +73,13 @@ def _check_pool(
     low, high = getattr(section, minimum), getattr(section, size)
     if low > high:
         low_key, high_key = by_attr(type(section))[minimum].key, by_attr(type(section))[size].key
+        if origin.env_names((*path, low_key)) or origin.env_names((*path, high_key)):
+            # A value from ${VAR} is named, never shown.
+            names = origin.env_names((*path, low_key)) + origin.env_names((*path, high_key))
+            variables = ", ".join(f"${{{name}}}" for name in names)
+            raise origin.error(
+                (*path, low_key), f"must not exceed {high_key} (values from {variables})"
+            )
         # Point at the setting the file actually has (Redisson's defaults are 24 and 64).
         if (*path, low_key) not in origin.lines and (*path, high_key) in origin.lines:
             raise origin.error((*path, high_key), f"must be at least {low_key} ({high} < {low})")

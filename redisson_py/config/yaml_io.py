@@ -21,9 +21,10 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from redisson_py.config.diagnostics import STRING_SOURCE, KeyPath, Origin
+from redisson_py.config.addresses import redact_address
+from redisson_py.config.diagnostics import STRING_SOURCE, KeyPath, Origin, secret_key
 from redisson_py.config.tagged import TaggedValue, display_tag, java_class_of
-from redisson_py.errors import ConfigError
+from redisson_py.errors import ConfigError, ConfigFileError
 
 _Y: Final = "tag:yaml.org,2002:"
 _SCALAR_TAGS: Final = {
@@ -32,6 +33,7 @@ _SCALAR_TAGS: Final = {
 _MERGE: Final = f"{_Y}merge"
 _MAX_DEPTH: Final = 64
 _MAX_NODES: Final = 100_000  # bounds alias expansion ("billion laughs")
+_MAX_CHARS: Final = 1 << 20  # a Redisson config is a few KB; bounds the parser's work
 # "$${" is an escaped "${" (a redisson-py extension, as in Docker Compose), so that
 # to_yaml() can write values that contain "${" and read them back unchanged.
 _ENV_VAR: Final = re.compile(r"\$\$\{|\$\{([\w.]+)(?::-(.*?))?\}")
@@ -41,22 +43,43 @@ _SAFE: Final = SafeConstructor()
 _RESOLVER: Final = Resolver()
 
 
-def _read(source: str | os.PathLike[str] | IO[str] | IO[bytes]) -> tuple[str, str]:
+Source = str | bytes | bytearray | os.PathLike[str] | IO[str] | IO[bytes]
+"""What the loaders read: a path, YAML text, UTF-8 YAML bytes, or an open stream."""
+
+
+def _read(source: Source) -> tuple[str, str]:
     """``(text, source name)``. Only this function touches the file system."""
+    if isinstance(source, bytes | bytearray):
+        return _text(bytes(source), "<bytes>"), "<bytes>"
     if isinstance(source, os.PathLike):
-        with open(source, "rb") as handle:
-            return _text(handle.read(), os.fspath(source)), os.fspath(source)
+        path = os.fspath(source)
+        return _text(_read_file(path), path), path
     if isinstance(source, str):
         if "\n" not in source and (
             source.strip().endswith((".yaml", ".yml")) or os.path.isfile(source)
         ):
-            with open(source, "rb") as handle:
-                return _text(handle.read(), source), source
+            return _text(_read_file(source), source), source
         return source, STRING_SOURCE
     content = source.read()
     name = getattr(source, "name", None)
     name = name if isinstance(name, str) else "<stream>"
-    return (_text(content, name) if isinstance(content, bytes) else content), name
+    if isinstance(content, bytes):
+        return _text(content, name), name
+    if not isinstance(content, str):
+        raise ConfigError(f"{name}: expected text or bytes, got {type(content).__name__}")
+    return content, name
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ConfigFileError(
+            f"{path}: cannot read the config file ({exc.strerror or exc})",
+            errno=exc.errno,
+            filename=path,
+        ) from exc
 
 
 def _text(content: bytes, name: str) -> str:
@@ -67,13 +90,14 @@ def _text(content: bytes, name: str) -> str:
 
 
 def load_yaml(
-    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, env: Mapping[str, str]
+    source: Source, *, env: Mapping[str, str]
 ) -> tuple[object, Origin]:
     """Parse one YAML document into plain data and its :class:`Origin` (source, lines).
 
     Raises :class:`ConfigError` for bad syntax (with the line; the offending text is not
     quoted, as it may hold a password), more than one document, an empty document, an
-    unsupported tag, or an unresolved ``${VAR}``; ``OSError`` when the file cannot be read.
+    unsupported tag, or an unresolved ``${VAR}``; :class:`ConfigFileError` (also an
+    ``OSError``) when the file cannot be read.
     """
     text, name = _read(source)
     nodes = _compose(text, name, single=True)
@@ -85,7 +109,7 @@ def load_yaml(
 
 
 def load_yaml_all(
-    source: str | os.PathLike[str] | IO[str] | IO[bytes], *, env: Mapping[str, str]
+    source: Source, *, env: Mapping[str, str]
 ) -> list[tuple[object, Origin]]:
     """Like :func:`load_yaml` for a stream of ``---``-separated documents (one per entry).
 
@@ -95,8 +119,35 @@ def load_yaml_all(
     return [_convert(node, name, env) for node in _compose(text, name, single=False)]
 
 
+def _check_depth(text: str, name: str) -> None:
+    """Refuse nesting deeper than ``_MAX_DEPTH`` (and text longer than ``_MAX_CHARS``)
+    before composing: PyYAML's composer recurses once per level, so 5,000 ``[`` would end
+    in a RecursionError, and its scanner is quadratic in the flow depth (0.26 s for 5,000
+    ``[``). The events come from libyaml when it is there (linear, stops at the first
+    level too deep); its syntax errors are left to the composer, which words them."""
+    if len(text) > _MAX_CHARS:
+        raise ConfigError(f"{name}: the document is larger than {_MAX_CHARS} characters")
+    depth = 0
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    where = f"{name}, line {line}" if line else name
+                    raise ConfigError(
+                        f"{where}: nested more than {_MAX_DEPTH} levels deep", line=line
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
 def _compose(text: str, name: str, *, single: bool) -> list[Node]:
     try:
+        _check_depth(text, name)
         if single:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
             return [] if node is None else [node]
@@ -110,12 +161,14 @@ def _compose(text: str, name: str, *, single: bool) -> list[Node]:
         raise ConfigError(f"{where}: invalid YAML: {problem}{context}", line=line) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{name}: invalid YAML: {type(exc).__name__}") from None
+    except RecursionError:  # a last resort: _check_depth bounds what PyYAML recurses on
+        raise ConfigError(f"{name}: invalid YAML: nested too deeply") from None
 
 
 def _convert(node: Node, name: str, env: Mapping[str, str]) -> tuple[object, Origin]:
     converter = _Converter(name, env)
     data = converter.convert(node, (), 0)
-    return data, Origin(name, converter.lines, converter.scalar_text)
+    return data, Origin(name, converter.lines, converter.scalar_text, converter.from_env)
 
 
 def _implicit_tag(text: str) -> str:
@@ -131,6 +184,7 @@ class _Converter:
         self.env = env
         self.lines: dict[KeyPath, int] = {}
         self.scalar_text: dict[KeyPath, str] = {}
+        self.from_env: dict[KeyPath, tuple[str, ...]] = {}
         self.count = 0
 
     def error(self, path: KeyPath, node: Node, message: str) -> ConfigError:
@@ -173,6 +227,13 @@ class _Converter:
         return TaggedValue(java, value) if java is not None else value
 
     def mapping(self, node: MappingNode, path: KeyPath, depth: int) -> dict[str, object]:
+        # Merged mappings recurse here without convert(): count and bound them too, or a
+        # self-referencing merge ("x: &a {<<: *a}") recurses for ever.
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise self.error(path, node, "the document is too large (alias expansion?)")
+        if depth > _MAX_DEPTH:
+            raise self.error(path[:4], node, "nested too deeply (a recursive merge key?)")
         result: dict[str, object] = {}
         merges: list[Node] = []
         for key_node, value_node in node.value:
@@ -202,6 +263,9 @@ class _Converter:
         text = node.value
         tag = node.tag
         if "${" in text:
+            names = tuple(m.group(1) for m in _ENV_VAR.finditer(text) if m.group(1))
+            if names:
+                self.from_env[path] = names
             substituted = self.substitute(text, node, path)
             # A plain scalar typed from its text is typed again from the substituted text.
             if node.style is None and tag == _implicit_tag(text):
@@ -212,15 +276,25 @@ class _Converter:
         if tag == f"{_Y}null":
             return None
         self.scalar_text[path] = text
-        if tag == f"{_Y}bool":
-            return SafeConstructor.bool_values[text.lower()]
+        kind = {f"{_Y}bool": "true or false", f"{_Y}int": "an integer"}.get(tag, "a number")
         try:
+            if tag == f"{_Y}bool":
+                return SafeConstructor.bool_values[text.lower()]
             if tag == f"{_Y}int":
                 return _SAFE.construct_yaml_int(ScalarNode(tag, text))
             return _SAFE.construct_yaml_float(ScalarNode(tag, text))
-        except (ValueError, yaml.YAMLError):
-            kind = "an integer" if tag == f"{_Y}int" else "a number"
-            raise self.error(path, node, f"not {kind}: {text!r}") from None
+        except (KeyError, IndexError, ValueError, OverflowError, yaml.YAMLError):
+            raise self.error(path, node, f"not {kind}: {self.shown(path, text)}") from None
+
+    def shown(self, path: KeyPath, text: str) -> str:
+        """``text`` as an error may quote it: never a secret setting's value, and a
+        value from ``${VAR}`` by its variable."""
+        if path in self.from_env:
+            return " ".join(f"${{{name}}}" for name in self.from_env[path]) + " (value not shown)"
+        if secret_key(path):
+            return "(value not shown)"
+        text = redact_address(text) if "@" in text else text  # URL credentials
+        return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
     def substitute(self, text: str, node: ScalarNode, path: KeyPath) -> str:
         def replace(match: re.Match[str]) -> str:

@@ -20,6 +20,8 @@ from redisson_py.core.topology import (
     NatMap,
     SentinelReport,
     TopologyView,
+    master_replica_count,
+    own_replica_count,
     parse_cluster_nodes,
     parse_sentinel_report,
 )
@@ -77,6 +79,30 @@ def ping_all(
     return Discovery(None, {a: r for a, r in answers.items() if isinstance(r, BaseException)})
 
 
+def read_master_counts(
+    target: Any, view: TopologyView, timeout: float, *, cluster: bool = False
+) -> Generator[Effect, Any, TopologyView]:
+    """Raise ``view``'s WAIT counts to what each master says of its own replicas (all
+    masters at once; one that does not answer keeps the topology's count): its ``INFO
+    replication`` and, in a cluster, its own ``CLUSTER NODES`` (the node first asked may
+    not have heard yet, by gossip, that a replica follows that master)."""
+    if not view.masters:
+        return view
+    commands: tuple[tuple[str, ...], ...] = (("INFO", "replication"),)
+    if cluster:
+        commands += (("CLUSTER", "NODES"),)
+    answers = yield from probe(target, view.masters, commands, timeout)
+    counts: dict[Address, int] = {}
+    for master, reply in answers.items():
+        if isinstance(reply, BaseException):
+            continue
+        count = master_replica_count(reply[0])
+        if cluster:
+            count = max(count, own_replica_count(reply[1]))
+        counts[master] = count
+    return view.with_master_counts(counts)
+
+
 def discover_cluster(
     target: Any, candidates: Sequence[Address], nat: NatMap, timeout: float
 ) -> Generator[Effect, Any, Discovery]:
@@ -92,7 +118,9 @@ def discover_cluster(
         if isinstance(reply, BaseException):
             errors[address] = reply
             continue
-        return Discovery(parse_cluster_nodes(reply[0], address, nat), errors)
+        view = parse_cluster_nodes(reply[0], address, nat)
+        view = yield from read_master_counts(target, view, timeout, cluster=True)
+        return Discovery(view, errors)
     return Discovery(None, errors)
 
 
@@ -105,11 +133,14 @@ def discover_sentinel(
     nat: NatMap,
     require_link_ok: bool,
     timeout: float,
+    remembered: dict[Address, int] | None = None,
 ) -> Generator[Effect, Any, Discovery]:
     """Ask every sentinel at once for the master, its replicas and the other sentinels.
 
     The master is the one most sentinels name (ties: the first sentinel's); its replica
-    health comes from a sentinel that names that master.
+    health comes from a sentinel that names that master, raised to what the master's own
+    ``INFO replication`` lists. ``remembered`` (kept by the caller across refreshes) holds
+    the most replicas the current master has listed, for those sentinel does not know yet.
     """
     commands = (
         ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name),
@@ -136,8 +167,20 @@ def discover_sentinel(
     if named:
         master = named.most_common(1)[0][0]
         report = next(r for r in discovery.reports.values() if r.master == master)
+        answers = yield from probe(target, [master], (("INFO", "replication"),), timeout)
+        info = answers[master]
+        listed = 0 if isinstance(info, BaseException) else master_replica_count(info[0])
+        healthy = report.healthy_replicas
+        if remembered is not None:
+            # Replicas the master has shown but sentinel does not list yet (it learns
+            # them from the master's INFO, every 10 s) stay counted after a cut, when
+            # the master's own count drops: sentinel has not flagged them down.
+            for other in [m for m in remembered if m != master]:
+                del remembered[other]
+            remembered[master] = max(remembered.get(master, 0), listed)
+            healthy += max(0, remembered[master] - len(report.replicas))
         discovery.view = TopologyView.single_master(
-            master, report.replicas, healthy=report.healthy_replicas
+            master, report.replicas, healthy=max(healthy, listed)
         )
     return discovery
 
@@ -145,7 +188,10 @@ def discover_sentinel(
 def check_replicas(
     target: Any, master: Address, replicas: Sequence[Address], timeout: float
 ) -> Generator[Effect, Any, Discovery]:
-    """Master/slave: PING the configured replicas; those that answer count as healthy."""
+    """Master/slave: PING the configured replicas; those that answer count as healthy
+    (or as many as the master's ``INFO replication`` lists, if more)."""
     answered = yield from ping_all(target, replicas, timeout)
     healthy = len(replicas) - len(answered.errors)
-    return Discovery(TopologyView.single_master(master, replicas, healthy=healthy), answered.errors)
+    view = TopologyView.single_master(master, replicas, healthy=healthy)
+    view = yield from read_master_counts(target, view, timeout)
+    return Discovery(view, answered.errors)

@@ -22,7 +22,12 @@ from redisson_py.core.manager_base import ManagerBase
 from redisson_py.core.multi_flows import GroupState
 from redisson_py.core.naming import channel_name, owner_field
 from redisson_py.core.options import lock_settings
-from redisson_py.errors import ArgumentError, ArgumentTypeError, ClientClosedError
+from redisson_py.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ClientClosedError,
+    InvalidLockNameError,
+)
 
 MIN_LEASE = 0.001
 """The shortest lease: PEXPIRE counts whole milliseconds, and a lease that rounds to
@@ -79,10 +84,17 @@ class LockHandle:
 
     def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
         if not isinstance(name, str) or not name:
-            raise ValueError(f"a lock name must be a non-empty string, not {name!r}")
+            raise InvalidLockNameError(f"a lock name must be a non-empty string, not {name!r}")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: no Redis key can hold it
+            raise InvalidLockNameError(
+                f"lock name {name!r} is not valid text: character {exc.start} is a lone "
+                "surrogate, which has no UTF-8 form"
+            ) from None
         self._client = client
         self.name = name
-        self._channel = channel_name(name)
+        self._channel = channel_name(name, by_slot=client._manager.routes_by_slot)
         self.on_lock_lost = on_lock_lost
         """Called once when a hold of this lock is found lost (overrides the client's)."""
 

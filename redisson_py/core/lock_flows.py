@@ -80,7 +80,8 @@ class LockRef:
 
     def __post_init__(self) -> None:
         if not self.channel:
-            object.__setattr__(self, "channel", naming.channel_name(self.name))
+            by_slot = bool(self.target.routes_by_slot)
+            object.__setattr__(self, "channel", naming.channel_name(self.name, by_slot=by_slot))
 
     def report(self, hold: Hold, reason: str) -> None:
         """Report ``hold`` lost: to the MultiLock/RedLock it belongs to, or to the user."""
@@ -269,6 +270,17 @@ def undo_later(acquire: AcquireRequest) -> Background:
     )
 
 
+def unsynced_text(result: CallResult, timeout: float) -> str:
+    """Why a grant did not count: too few replicas acknowledged it, or (WAITAOF, where a
+    negative count says so) the master did not fsync it to its append-only file."""
+    if result.synced < 0:
+        return f"the master did not fsync it to its append-only file within {timeout:g} s"
+    return (
+        f"only {result.synced} of {result.required} replicas acknowledged it within"
+        f" {timeout:g} s"
+    )
+
+
 class _Stale(Exception):
     """The current request's hold is gone or undone: start a new request at once."""
 
@@ -309,11 +321,11 @@ def _acquire_once(
             yield undo_later(acquire)
         acquire.renew()
         raise NoSyncedReplicasError(
-            f"lock {ref.name!r}: acquired on the master at {result.address}, but only "
-            f"{result.synced} of {result.required} replicas acknowledged it within "
-            f"{settings.slaves_sync_timeout:g} s; the acquire was undone",
+            f"lock {ref.name!r}: acquired on the master at {result.address}, but "
+            + unsynced_text(result, settings.slaves_sync_timeout)
+            + "; the acquire was undone",
             lock_name=ref.name,
-            acknowledged=result.synced,
+            acknowledged=max(0, result.synced),
             required=result.required,
         )
     state.holds.acquired(
@@ -334,7 +346,11 @@ def release_command(ref: LockRef) -> ScriptCommand:
     request_id = uuid.uuid4().hex
     return ScriptCommand(
         scripts.RELEASE,
-        (ref.name, ref.channel, naming.unlock_latch_name(ref.name, request_id)),
+        (
+            ref.name,
+            ref.channel,
+            naming.unlock_latch_name(ref.name, request_id, by_slot=ref.target.routes_by_slot),
+        ),
         (
             naming.UNLOCK_MESSAGE,
             ref.owner,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from redisson_py.config.addresses import Address
+from redisson_py.config.enums import LockSyncMode
 from redisson_py.config.model import Config
 from redisson_py.config.sections import BaseConfig
 from redisson_py.core.effects import Call, Direct
@@ -36,7 +37,29 @@ class ManagerBase:
         self.config = config
         self.mode = mode or mode_for(config)
         self.command_timeout = self.mode.section.timeout
-        self.view: TopologyView = TopologyView.single_master(self.mode.seeds()[0])
+        self._aof = config.lock_sync_mode == LockSyncMode.WAITAOF
+        self._unreplicated_told: set[Address] = set()
+        self._view: TopologyView = TopologyView.single_master(self.mode.seeds()[0])
+
+    @property
+    def view(self) -> TopologyView:
+        """The current topology view (startup and refreshes set it)."""
+        return self._view
+
+    @view.setter
+    def view(self, new: TopologyView) -> None:
+        self._view = new
+        self._tell_unreplicated(new)
+
+    def _tell_unreplicated(self, view: TopologyView) -> None:
+        """Warn once per master that lock grants on it cannot be replicated (replica
+        sync on, a replicated topology, and the master has no replica at all)."""
+        if not self.config.check_lock_synced_slaves or self.mode.kind == "single":
+            return
+        for master in view.masters:
+            if view.replicas_to_wait_for(master) == 0 and master not in self._unreplicated_told:
+                self._unreplicated_told.add(master)
+                log.warning("lock grants on %s are not replicated: it has no replica", master)
 
     @property
     def publish_command(self) -> str:
@@ -63,20 +86,22 @@ class ManagerBase:
         return master
 
     def plan(self, effect: Call | Direct) -> Planned:
-        """Where ``effect`` goes and what it sends (a WAIT for the view's healthy replicas
-        of that master when the call asks for replica sync)."""
+        """Where ``effect`` goes and what it sends: when the call asks for replica sync, a
+        WAIT (or with ``lockSyncMode: WAITAOF`` a WAITAOF) for the replicas the view
+        counts for that master (:meth:`TopologyView.replicas_to_wait_for`)."""
         if isinstance(effect, Direct):
             return Planned(effect, effect.address)
         address = self.master_address(effect.route)
         required = 0
         if effect.sync_replicas is not None:
             required = self.view.replicas_to_wait_for(address)
-        return Planned(effect, address, required=required)
+        aof = self._aof and effect.sync_replicas is not None
+        return Planned(effect, address, required=required, aof=aof)
 
     def pool_key(self, planned: Planned) -> ConnectionKey:
         effect = planned.effect
         timeout = effect.timeout
-        if planned.required and isinstance(effect, Call) and effect.sync_replicas:
+        if planned.waits and isinstance(effect, Call) and effect.sync_replicas:
             # The WAIT's own wait comes on top of the reply timeout.
             timeout = (timeout or self.command_timeout) + effect.sync_replicas
         sentinel = isinstance(effect, Direct) and effect.sentinel

@@ -26,7 +26,12 @@ from typing import Any
 from redis.exceptions import AuthenticationError, AuthenticationWrongNumberOfArgsError
 
 from redisson_py.config.addresses import Address, parse_address
-from redisson_py.config.enums import ReadMode, ShardedSubscriptionMode, SubscriptionMode
+from redisson_py.config.enums import (
+    LockSyncMode,
+    ReadMode,
+    ShardedSubscriptionMode,
+    SubscriptionMode,
+)
 from redisson_py.config.model import Config
 from redisson_py.config.sections import (
     BaseConfig,
@@ -46,7 +51,7 @@ from redisson_py.core.discovery import (
 )
 from redisson_py.core.effects import Effect
 from redisson_py.core.topology import NatMap, TopologyView
-from redisson_py.errors import AuthError, ConnectError
+from redisson_py.errors import AuthError, ConfigError, ConnectError
 
 ViewFlow = Generator[Effect, Any, TopologyView]
 RefreshFlow = Generator[Effect, Any, TopologyView | None]
@@ -81,6 +86,48 @@ def _redis_major(info: Any) -> int:
     return 0
 
 
+def _info_field(info: Any, name: str) -> str | None:
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == name:
+            return value
+    return None
+
+
+def check_waitaof(target: Any, view: TopologyView, timeout: float) -> Generator[Effect, Any, None]:
+    """With ``lockSyncMode: WAITAOF``, check every master and known replica can confirm
+    an fsync: the server has WAITAOF (Redis >= 7.2, Valkey) and ``appendonly yes``.
+
+    Raises :class:`~redisson_py.errors.ConfigError` naming the first node that cannot;
+    a replica that does not answer now is not checked (it is checked by no one later:
+    its WAITAOF acknowledgements will simply be missing, and grants refused).
+    """
+    nodes = list(view.masters)
+    for master in view.masters:
+        nodes.extend(view.replicas.get(master, ()))
+    commands = (("COMMAND", "INFO", "WAITAOF"), ("INFO", "persistence"))
+    answers = yield from probe(target, list(dict.fromkeys(nodes)), commands, timeout)
+    for node, reply in answers.items():
+        if isinstance(reply, BaseException):
+            if node in view.masters:
+                raise ConnectError(f"cannot check WAITAOF support on master {node}: {reply}")
+            continue
+        command_info, persistence = reply
+        if not command_info or command_info[0] is None:
+            raise ConfigError(
+                f"lockSyncMode WAITAOF: {node} has no WAITAOF command (it needs Redis 7.2 "
+                "or later, or Valkey); use lockSyncMode: WAIT",
+                path="lockSyncMode",
+            )
+        if _info_field(persistence, "aof_enabled") != "1":
+            raise ConfigError(
+                f"lockSyncMode WAITAOF: {node} runs with appendonly no, so it can never "
+                "confirm an fsync; set appendonly yes on every node or use lockSyncMode: WAIT",
+                path="lockSyncMode",
+            )
+
+
 class Mode:
     """What a manager needs to know about one topology kind; subclasses per kind."""
 
@@ -109,6 +156,14 @@ class Mode:
 
     def startup(self, target: Any) -> ViewFlow:
         raise NotImplementedError
+
+    def checked(self, target: Any, view: TopologyView) -> ViewFlow:
+        """``view``, once the nodes are checked to support the configured lock sync
+        mode (see :func:`check_waitaof`); the end of every startup."""
+        config = self.config
+        if config.check_lock_synced_slaves and config.lock_sync_mode == LockSyncMode.WAITAOF:
+            yield from check_waitaof(target, view, self.probe_timeout)
+        return view
 
     def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
         """Read the topology again; None when nothing answered (keep the old view)."""
@@ -158,7 +213,7 @@ class SingleMode(Mode):
         discovery = yield from ping_all(target, [self.address], self.probe_timeout)
         if discovery.errors:
             _raise_unreachable("the Redis server", discovery, [self.address], self.section.username)
-        return TopologyView.single_master(self.address)
+        return (yield from self.checked(target, TopologyView.single_master(self.address)))
 
 
 class MasterSlaveMode(Mode):
@@ -184,7 +239,7 @@ class MasterSlaveMode(Mode):
             _raise_unreachable("the master", discovery, [self.master], self.section.username)
         checked = yield from check_replicas(target, self.master, self.replicas, self.probe_timeout)
         assert checked.view is not None
-        return checked.view
+        return (yield from self.checked(target, checked.view))
 
     def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
         checked = yield from check_replicas(target, self.master, self.replicas, self.probe_timeout)
@@ -219,6 +274,7 @@ class SentinelMode(_ScanningMode):
         # credentials, which the connection options add.
         first = self.sentinels[0]
         self.data_template = Address(first.scheme, first.host, first.port)
+        self._replicas_seen: dict[Address, int] = {}
 
     def seeds(self) -> list[Address]:
         return list(self.sentinels)
@@ -234,6 +290,7 @@ class SentinelMode(_ScanningMode):
             nat=self.nat,
             require_link_ok=self.section.check_slave_status_with_syncing,
             timeout=self.probe_timeout,
+            remembered=self._replicas_seen,
         )
         if self.section.sentinels_discovery:
             known = {a.host_port for a in self.sentinels}
@@ -276,7 +333,7 @@ class SentinelMode(_ScanningMode):
         if pinged.errors:
             what = f"master {self.master_name!r}"
             _raise_unreachable(what, pinged, [master], self.section.username)
-        return discovery.view
+        return (yield from self.checked(target, discovery.view))
 
     def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
         discovery = yield from self._discover(target)
@@ -316,7 +373,7 @@ class ClusterMode(_ScanningMode):
             answers = yield from probe(target, [first], (("INFO", "server"),), self.probe_timeout)
             info = answers[first]
             self.sharded_pubsub = not isinstance(info, BaseException) and _redis_major(info[0]) >= 7
-        return view
+        return (yield from self.checked(target, view))
 
     def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
         # Ask the known masters first (they answer with the freshest view), then the

@@ -40,11 +40,13 @@ from redisson_py.core.lock_flows import (
     forget_one_hold,
     release_command,
     undo_later,
+    unsynced_text,
 )
 from redisson_py.errors import (
     ArgumentError,
     LockNotOwnedError,
     LockUnavailableError,
+    NoSyncedReplicasError,
     RedissonError,
 )
 
@@ -179,8 +181,12 @@ def _acquire_round(
             outcomes.append(_Outcome(None, RuntimeError("stale acquire"), acquire))
             continue
         if reply.acquired and result.synced < result.required:
-            unsynced = RuntimeError(
-                f"only {result.synced} of {result.required} replicas acknowledged"
+            settings = acquire.ref.state.settings
+            unsynced = NoSyncedReplicasError(
+                unsynced_text(result, settings.slaves_sync_timeout),
+                lock_name=acquire.ref.name,
+                acknowledged=max(0, result.synced),
+                required=result.required,
             )
             outcomes.append(_Outcome(reply, unsynced, acquire))
             continue

@@ -10,14 +10,16 @@ Redisson's rule (kept here so the data and channels stay recognisable): the auxi
 name is ``prefix:{name}``, or ``prefix:name`` when the name already carries a hashtag.
 Redisson applies the second form to any name holding ``{`` and the first to any other,
 which puts the channel in a different slot for names such as ``a{`` or ``a}b``; those
-names get a form that provably shares the slot (see :func:`prefixed_name`).
+names get, in cluster mode only, a form that provably shares the slot (see
+:func:`prefixed_name`); the other topologies have no slots and use Redisson's names.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import string
+from binascii import crc_hqx
+from typing import Final
 
 from redis.crc import key_slot as _crc_key_slot
 
@@ -47,34 +49,71 @@ def hashtag(key: str) -> str | None:
     return key[start + 1 : end]
 
 
-@functools.lru_cache(maxsize=1024)
-def slot_tag(slot: int) -> str:
-    """Return a short brace-free string whose hash slot is ``slot``.
+_TAG_ALPHABET: Final = (string.ascii_letters + string.digits).encode()
+_TAG_WIDTH: Final = 3  # every slot has a tag of at most 3 characters (checked when built)
+@functools.cache
+def _build_slot_tags() -> bytes:
+    """Every slot's tag, ``_TAG_WIDTH`` bytes each (NUL-padded), in one pass.
 
-    Used only for lock names that contain ``}`` without carrying a valid hashtag: no
-    wrapping of such a name in braces can reproduce its slot, so its auxiliary names
-    carry this tag instead. Deterministic, so every client derives the same names.
+    Candidates are visited shortest first, then in ``itertools.product`` order over
+    letters and digits, and each slot keeps the first that lands in it: the same tags a
+    per-slot search finds, so all clients agree. CRC16 is extended one byte at a time;
+    the whole table costs about 70 ms once and 48 KiB.
+    """
+    table = bytearray(SLOT_COUNT * _TAG_WIDTH)
+    filled = [False] * SLOT_COUNT
+    left = SLOT_COUNT
+    frontier: list[tuple[bytes, int]] = [(b"", 0)]
+    for _ in range(_TAG_WIDTH):
+        extended: list[tuple[bytes, int]] = []
+        for prefix, crc in frontier:
+            for char in _TAG_ALPHABET:
+                candidate = prefix + bytes((char,))
+                value = crc_hqx(candidate[-1:], crc)
+                extended.append((candidate, value))
+                slot = value % SLOT_COUNT
+                if not filled[slot]:
+                    filled[slot] = True
+                    table[slot * _TAG_WIDTH : slot * _TAG_WIDTH + len(candidate)] = candidate
+                    left -= 1
+                    if left == 0:
+                        return bytes(table)
+        frontier = extended
+    raise AssertionError("some slot has no tag of 3 characters")  # pragma: no cover
+
+
+def slot_tag(slot: int) -> str:
+    """Return the shortest brace-free alphanumeric string whose hash slot is ``slot``.
+
+    Used only in cluster mode, for lock names that contain ``}`` without carrying a
+    valid hashtag: no wrapping of such a name in braces can reproduce its slot, so its
+    auxiliary names carry this tag instead. Deterministic, so every client derives the
+    same names. Bounded: the first call builds a table of all 16384 tags (~70 ms), every
+    later call is a lookup.
     """
     if not 0 <= slot < SLOT_COUNT:
         raise ValueError(f"hash slot {slot} is outside 0..{SLOT_COUNT - 1}")
-    alphabet = string.ascii_letters + string.digits
-    for length in itertools.count(1):
-        for chars in itertools.product(alphabet, repeat=length):
-            candidate = "".join(chars)
-            if key_slot(candidate) == slot:
-                return candidate
-    raise AssertionError("unreachable: the search is exhaustive")  # pragma: no cover
+    start = slot * _TAG_WIDTH
+    return _build_slot_tags()[start : start + _TAG_WIDTH].rstrip(b"\0").decode("ascii")
 
 
-def prefixed_name(prefix: str, name: str) -> str:
-    """Return the auxiliary name ``prefix`` of lock ``name``, in the lock's hash slot.
+def prefixed_name(prefix: str, name: str, *, by_slot: bool = True) -> str:
+    """Return the auxiliary name ``prefix`` of lock ``name``.
+
+    Redisson's form, used for every name when ``by_slot`` is false (single, master/slave
+    and sentinel: there are no slots, and the names match Redisson's exactly):
+    ``prefix:name`` when ``name`` holds a ``{``, else ``prefix:{name}``.
+
+    With ``by_slot`` (cluster: the name must share the lock's hash slot):
 
     - ``name`` carries a hashtag (``a{tag}b``): ``prefix:name``; the tag is shared.
     - ``name`` has no ``}``: ``prefix:{name}``; the tag is the whole name.
-    - otherwise (``a}b``, ``foo{}{bar}``): ``prefix:{<tag>}:name`` where ``<tag>`` is the
-      shortest alphanumeric string in the name's slot. Redisson's names for these
-      lie in another slot and fail with CROSSSLOT in a cluster.
+    - otherwise (``a}b``, ``foo{}{bar}``): ``prefix:{<tag>}:name`` where ``<tag>`` is
+      :func:`slot_tag` of the name's slot. Redisson's names for these lie in another
+      slot and fail with CROSSSLOT in a cluster.
     """
+    if not by_slot:
+        return f"{prefix}:{name}" if "{" in name else f"{prefix}:{{{name}}}"
     if hashtag(name) is not None:
         return f"{prefix}:{name}"
     if "}" not in name:
@@ -82,18 +121,22 @@ def prefixed_name(prefix: str, name: str) -> str:
     return f"{prefix}:{{{slot_tag(key_slot(name))}}}:{name}"
 
 
-def channel_name(name: str) -> str:
-    """Return the pub/sub channel on which the lock ``name`` announces its release."""
-    return prefixed_name(LOCK_CHANNEL_PREFIX, name)
+def channel_name(name: str, *, by_slot: bool = True) -> str:
+    """Return the pub/sub channel on which the lock ``name`` announces its release.
+
+    ``by_slot``: the topology routes by hash slot (cluster); see :func:`prefixed_name`.
+    The default is the cluster-safe form, which equals Redisson's for ordinary names.
+    """
+    return prefixed_name(LOCK_CHANNEL_PREFIX, name, by_slot=by_slot)
 
 
-def unlock_latch_name(name: str, request_id: str) -> str:
+def unlock_latch_name(name: str, request_id: str, *, by_slot: bool = True) -> str:
     """Return the key that remembers the outcome of release request ``request_id``.
 
     A release retried after a lost reply finds its first outcome here instead of
     releasing a second hold (Redisson's ``redisson_unlock_latch``, since 3.24.1).
     """
-    return f"{prefixed_name(UNLOCK_LATCH_PREFIX, name)}:{request_id}"
+    return f"{prefixed_name(UNLOCK_LATCH_PREFIX, name, by_slot=by_slot)}:{request_id}"
 
 
 def owner_field(client_id: str, owner_id: str | int) -> str:

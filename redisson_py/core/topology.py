@@ -8,17 +8,21 @@ between two views (masters, slots) is computed here too, so the pub/sub layer kn
 which subscriptions to re-establish.
 
 The parsers turn the replies of ``CLUSTER NODES`` and of the ``SENTINEL`` commands into
-views. Replica health comes from the topology's own bookkeeping (the cluster's flags,
-sentinel's flags and ``master-link-status``), never from the master's momentary
-``connected_slaves``, which drops to 0 exactly when a replica has just been cut off,
-the moment a WAIT matters most.
+views. The number of replicas a WAIT asks for counts every replica the topology does not
+flag as down (cluster ``fail``/``fail?``/``noaddr``; sentinel ``s_down``/``o_down``/
+``disconnected``): a link status of ``err`` or a cluster bus link being re-established is
+a snapshot (sentinel refreshes a replica's INFO only every 10 s), so such a replica is
+waited for, not forgotten. Where the master's own ``INFO replication`` was read, the
+larger of the two counts is taken (:meth:`TopologyView.with_master_counts`); the master's
+count alone is never trusted to go down, since it drops to 0 exactly when a replica has
+just been cut off, the moment a WAIT matters most.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redisson_py.config.addresses import Address
@@ -70,8 +74,20 @@ class TopologyView:
         return self.master_for_slot(key_slot(key))
 
     def replicas_to_wait_for(self, master: Address) -> int:
-        """How many replicas a WAIT after a write on ``master`` must hear from."""
+        """How many replicas a WAIT after a write on ``master`` must hear from: every
+        replica not flagged down (see the module docstring)."""
         return self.healthy_replicas.get(master, 0)
+
+    def with_master_counts(self, counts: Mapping[Address, int]) -> TopologyView:
+        """This view with each master's WAIT count raised to what its own ``INFO
+        replication`` reported (``counts``), never lowered."""
+        raised = dict(self.healthy_replicas)
+        changed = False
+        for master, count in counts.items():
+            if master in self.masters and count > raised.get(master, 0):
+                raised[master] = count
+                changed = True
+        return replace(self, healthy_replicas=raised) if changed else self
 
     def uncovered_ranges(self) -> list[tuple[int, int]]:
         """Slot ranges no master serves, as inclusive (first, last) pairs."""
@@ -122,6 +138,8 @@ def _text(value: Any) -> str:
 # --- Cluster ---------------------------------------------------------------------------
 
 _UNHEALTHY_CLUSTER_FLAGS = frozenset({"fail", "fail?", "noaddr", "handshake"})
+"""Flags of a replica not waited for (a node in handshake is not a member yet). The link
+column is not consulted: a bus link being re-established says nothing of the replica."""
 
 
 def parse_cluster_nodes(reply: Any, queried: Address, nat: NatMap = _identity) -> TopologyView:
@@ -138,9 +156,7 @@ def parse_cluster_nodes(reply: Any, queried: Address, nat: NatMap = _identity) -
         parts = line.split()
         if len(parts) < 8:
             continue
-        node_id, endpoint, flags_text, master_id, link_state = (
-            parts[0], parts[1], parts[2], parts[3], parts[7],
-        )
+        node_id, endpoint, flags_text, master_id = parts[0], parts[1], parts[2], parts[3]
         flags = set(flags_text.split(","))
         host_port = endpoint.split("@", 1)[0]
         host, _, port_text = host_port.rpartition(":")
@@ -151,7 +167,7 @@ def parse_cluster_nodes(reply: Any, queried: Address, nat: NatMap = _identity) -
             continue
         mapped_host, mapped_port = nat(host, int(port_text))
         address = queried.with_endpoint(mapped_host, mapped_port)
-        ok = not (flags & _UNHEALTHY_CLUSTER_FLAGS) and link_state == "connected"
+        ok = not (flags & _UNHEALTHY_CLUSTER_FLAGS)
         if "master" in flags:
             masters[node_id] = address
             for entry in parts[8:]:
@@ -174,6 +190,23 @@ def parse_cluster_nodes(reply: Any, queried: Address, nat: NatMap = _identity) -
         slot_masters=slot_masters,
         replicas=replicas,
         healthy_replicas=healthy,
+    )
+
+
+def own_replica_count(reply: Any) -> int:
+    """How many replicas a cluster master lists as its own in its ``CLUSTER NODES``
+    (those not flagged down); 0 when the answering node is not a master."""
+    lines = [line.split() for line in _text(reply).splitlines()]
+    lines = [parts for parts in lines if len(parts) >= 8]
+    me = next((p for p in lines if "myself" in p[2].split(",")), None)
+    if me is None or "master" not in me[2].split(","):
+        return 0
+    return sum(
+        1
+        for parts in lines
+        if parts[3] == me[0]
+        and "slave" in (flags := set(parts[2].split(",")))
+        and not flags & _UNHEALTHY_CLUSTER_FLAGS
     )
 
 
@@ -218,10 +251,13 @@ def parse_sentinel_report(
 ) -> SentinelReport:
     """Decode a sentinel's answers to GET-MASTER-ADDR-BY-NAME, REPLICAS and SENTINELS.
 
-    A replica counts as healthy when sentinel flags it neither down nor disconnected
-    and, with ``require_link_ok`` (Redisson's ``checkSlaveStatusWithSyncing``), its link
-    to the master is ``ok``. Data-node addresses take ``data_template``'s scheme and
-    credentials; sentinel addresses take ``sentinel``'s.
+    ``healthy_replicas`` (the WAIT count) is every replica sentinel flags neither down
+    nor disconnected, whatever its ``master-link-status``: sentinel refreshes that from
+    the replica's INFO only every 10 s, so ``err`` is often a stale snapshot of a replica
+    that is attaching or re-attaching, exactly when a grant must wait for it.
+    ``require_link_ok`` (Redisson's ``checkSlaveStatusWithSyncing``) is accepted for
+    that setting's sake and no longer lowers the count. Data-node addresses take
+    ``data_template``'s scheme and credentials; sentinel addresses take ``sentinel``'s.
     """
     master = None
     if master_reply:
@@ -235,8 +271,7 @@ def parse_sentinel_report(
         address = data_template.with_endpoint(*nat(record["ip"], int(record["port"])))
         replicas.append(address)
         flags = set(record.get("flags", "").split(","))
-        link_ok = record.get("master-link-status", "ok") == "ok" or not require_link_ok
-        if not (flags & _UNHEALTHY_SENTINEL_FLAGS) and link_ok:
+        if not (flags & _UNHEALTHY_SENTINEL_FLAGS):
             healthy += 1
     sentinels = tuple(
         sentinel.with_endpoint(*nat(r["ip"], int(r["port"])))
@@ -244,6 +279,21 @@ def parse_sentinel_report(
         if "ip" in r and "port" in r
     )
     return SentinelReport(master, tuple(replicas), healthy, sentinels)
+
+
+def master_replica_count(info: Any) -> int:
+    """How many replicas a master's ``INFO replication`` lists: the larger of
+    ``connected_slaves`` and its ``slaveN:`` lines, in any state (a replica still in its
+    initial sync is one to wait for)."""
+    connected = 0
+    lines = 0
+    for line in _text(info).splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == "connected_slaves" and value.isdigit():
+            connected = int(value)
+        elif key.startswith("slave") and key[5:].isdigit() and "ip=" in value:
+            lines += 1
+    return max(connected, lines)
 
 
 def parse_switch_master(message: Any) -> tuple[str, str, int] | None:

@@ -47,6 +47,14 @@ class Planned:
     use_eval: bool = False
     asking: bool = False
     hops: int = 0
+    aof: bool = False
+    """Confirm with ``WAITAOF 1 required`` (the master's own fsync too) instead of WAIT."""
+
+    @property
+    def waits(self) -> bool:
+        """Whether a WAIT/WAITAOF follows the commands (WAITAOF is sent even for 0
+        replicas: the master's own fsync is still confirmed)."""
+        return bool(self.required or self.aof)
 
     def commands(self) -> list[tuple[Arg, ...]]:
         wire: list[tuple[Arg, ...]] = [("ASKING",)] if self.asking else []
@@ -55,10 +63,13 @@ class Planned:
                 wire.append(command.eval() if self.use_eval else command.evalsha())
             else:
                 wire.append(command)
-        if self.required:
+        if self.waits:
             assert isinstance(self.effect, Call) and self.effect.sync_replicas is not None
             wait_ms = max(1, round(self.effect.sync_replicas * 1000))
-            wire.append(("WAIT", self.required, wait_ms))
+            if self.aof:
+                wire.append(("WAITAOF", 1, self.required, wait_ms))
+            else:
+                wire.append(("WAIT", self.required, wait_ms))
         return wire
 
     @property
@@ -123,6 +134,16 @@ def _redirect_target(rest: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _synced(planned: Planned, reply: Any) -> int:
+    """Acknowledgements from a WAIT reply (an integer) or a WAITAOF reply ([local,
+    replicas]); a master that did not fsync its own AOF counts as -1, below any
+    requirement, so the grant is undone."""
+    if not planned.aof:
+        return int(reply)
+    local, replicas = (int(x) for x in reply)
+    return int(replicas) if local >= 1 else -1
+
+
 def interpret(planned: Planned, replies: list[Any]) -> Outcome:
     """Decide what ``replies`` (one per wire command, error replies as exceptions) mean."""
     if planned.asking:
@@ -149,7 +170,7 @@ def interpret(planned: Planned, replies: list[Any]) -> Outcome:
     if isinstance(planned.effect, Direct):
         return Done(tuple(replies))
     count = len(planned.effect.commands)
-    synced = int(replies[count]) if planned.required else 0
+    synced = _synced(planned, replies[count]) if planned.waits else 0
     return Done(
         CallResult(
             replies=tuple(replies[:count]),

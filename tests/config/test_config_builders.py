@@ -95,13 +95,12 @@ def test_a_typo_in_an_attribute_is_an_error() -> None:
 def test_code_built_values_are_validated() -> None:
     config = Config()
     section = config.use_single_server(address="redis://h:1")
-    section.timeout = -1.0
+    # Numbers are range-checked as they are assigned (types at validation).
     with pytest.raises(ConfigError, match=r"^singleServerConfig\.timeout: must not be negative$"):
-        config.validate()
-    section.timeout = 0.0
+        section.timeout = -1.0
     with pytest.raises(ConfigError, match=r"^singleServerConfig\.timeout: must be greater than 0$"):
-        config.validate()
-    section.timeout = 3.0
+        section.timeout = 0.0
+    assert section.timeout == 3.0
     cluster = Config()
     cluster.use_cluster_servers(node_addresses=["redis://h:1"]).read_mode = "NOPE"  # type: ignore[assignment]
     with pytest.raises(ConfigError, match="readMode: unknown value 'NOPE'; expected one of"):

@@ -68,10 +68,15 @@ _path = st.from_regex(r"/?[a-z0-9 %._-]{1,12}(/[a-z0-9 %._-]{1,12}){0,2}", fullm
 
 def _strategy(kind: Kind) -> st.SearchStrategy[Any]:
     if isinstance(kind, Millis):
-        base = _positive_ms if kind.positive else _ms
+        # Within the range and the plausible span (a slip would warn); 0 where allowed.
+        low = round(max(kind.minimum, kind.plausible[0]) * 1000)
+        base = st.integers(low, 10**7).map(lambda ms: ms / 1000)
+        if not kind.minimum:
+            base = st.one_of(st.just(0.0), base)
         return st.one_of(st.none(), base) if kind.minus_one_is_none else base
     if isinstance(kind, Int):
-        return st.integers(kind.minimum, kind.minimum + 500)
+        high = kind.minimum + 500
+        return st.integers(kind.minimum, high if kind.maximum is None else min(high, kind.maximum))
     if isinstance(kind, Bool):
         return st.booleans()
     if isinstance(kind, Str):

@@ -95,7 +95,10 @@ def test_warnings_never_show_a_password() -> None:
 
 def test_validation_errors_never_show_a_password() -> None:
     config = _config_with_every_password()
-    config.server_config.timeout = -1
+    with pytest.raises(ConfigError) as info:
+        config.server_config.timeout = -1  # range-checked as it is assigned
+    assert PASSWORD not in str(info.value)
+    config.server_config.retry_attempts = "x"  # type: ignore[assignment]
     with pytest.raises(ConfigError) as info:
         config.validate()
     assert PASSWORD not in str(info.value)

@@ -4,6 +4,7 @@ environment substitution, safe loading, the sources from_yaml accepts, and the w
 from __future__ import annotations
 
 import copy
+import errno
 import io
 import warnings
 from pathlib import Path
@@ -25,6 +26,7 @@ from redisson_py.config import (
     SslVerificationMode,
     TaggedValue,
 )
+from redisson_py.errors import ConfigFileError
 
 # A full dump in the shape Redisson's Config.toYAML() writes (cluster mode), with the Java
 # runtime settings that redisson-py ignores.
@@ -372,10 +374,10 @@ def test_sources(tmp_path: Path) -> None:
     assert Config.from_yaml(io.BytesIO(TEXT.encode())) == expected
     with path.open() as handle:
         assert Config.from_yaml(handle) == expected
-    with pytest.raises(FileNotFoundError):
-        Config.from_yaml(tmp_path / "missing.yaml")
-    with pytest.raises(FileNotFoundError):
-        Config.from_yaml(str(tmp_path / "missing.yaml"))
+    for missing in (tmp_path / "missing.yaml", str(tmp_path / "missing.yaml")):
+        with pytest.raises(ConfigFileError, match=r"missing\.yaml: cannot read") as raised:
+            Config.from_yaml(missing)
+        assert isinstance(raised.value, OSError) and raised.value.errno == errno.ENOENT
 
 
 def test_stream_errors_name_the_stream(tmp_path: Path) -> None:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+import string
+import time
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import redisson_py
+import redisson_py.asyncio
+from redisson_py.core import naming
 from redisson_py.core.naming import (
     SLOT_COUNT,
     channel_name,
@@ -81,3 +89,88 @@ def test_slot_tag_rejects_slots_out_of_range() -> None:
 def test_owner_field_is_client_then_owner() -> None:
     assert owner_field("c0ffee", 7) == "c0ffee:7"
     assert prefixed_name("p", "x") == "p:{x}"
+
+
+def _searched_tag(slot: int) -> str:
+    """The tag the original per-slot search found: shortest, then product order."""
+    alphabet = string.ascii_letters + string.digits
+    for length in itertools.count(1):
+        for chars in itertools.product(alphabet, repeat=length):
+            if key_slot("".join(chars)) == slot:
+                return "".join(chars)
+    raise AssertionError  # pragma: no cover
+
+
+@pytest.mark.parametrize("slot", [0, 1, 866, 5461, 12739, 16383])
+def test_slot_tags_are_the_ones_every_client_derives(slot: int) -> None:
+    # The table must give exactly the tags earlier clients derived, or two clients
+    # would use different channels for the same lock.
+    assert slot_tag(slot) == _searched_tag(slot)
+
+
+def test_slot_tags_cost_is_bounded() -> None:
+    # Every slot's tag, cold: one table of ~70 ms. The per-name search took up to 57 ms
+    # for ONE name, so a sweep of all slots took minutes.
+    naming._build_slot_tags.cache_clear()
+    start = time.perf_counter()
+    tags = [slot_tag(slot) for slot in range(SLOT_COUNT)]
+    assert time.perf_counter() - start < 2.0
+    assert all(1 <= len(tag) <= 3 for tag in tags)
+    assert [key_slot(tag) for tag in tags] == list(range(SLOT_COUNT))
+
+
+@pytest.mark.parametrize(
+    ("name", "channel"),
+    [
+        ("name", "redisson_lock__channel:{name}"),
+        ("a{tag}b", "redisson_lock__channel:a{tag}b"),
+        ("a}b", "redisson_lock__channel:{a}b}"),
+        ("foo{}{bar}", "redisson_lock__channel:foo{}{bar}"),
+        ("a{", "redisson_lock__channel:a{"),
+    ],
+)
+def test_without_slots_names_are_redissons_and_need_no_search(name: str, channel: str) -> None:
+    # Single, master/slave and sentinel have no slots: Redisson's names, no tag search.
+    naming._build_slot_tags.cache_clear()
+    assert channel_name(name, by_slot=False) == channel
+    assert unlock_latch_name(name, "r1", by_slot=False) == channel.replace(
+        naming.LOCK_CHANNEL_PREFIX, naming.UNLOCK_LATCH_PREFIX
+    ) + ":r1"
+    assert naming._build_slot_tags.cache_info().currsize == 0
+
+
+def _client(*, by_slot: bool) -> object:
+    """What a lock handle reads of its client when it is made (no I/O happens there)."""
+    return SimpleNamespace(_manager=SimpleNamespace(routes_by_slot=by_slot))
+
+
+@pytest.mark.parametrize("lock_class", [redisson_py.Lock, redisson_py.asyncio.Lock])
+def test_lock_channel_follows_the_topology(lock_class: type[redisson_py.Lock]) -> None:
+    naming._build_slot_tags.cache_clear()
+    single = lock_class(_client(by_slot=False), "a}b")
+    assert single._channel == "redisson_lock__channel:{a}b}"
+    assert naming._build_slot_tags.cache_info().currsize == 0  # no search off-cluster
+    cluster = lock_class(_client(by_slot=True), "a}b")
+    assert key_slot(cluster._channel) == key_slot("a}b")
+
+
+@pytest.mark.parametrize("lock_class", [redisson_py.Lock, redisson_py.asyncio.Lock])
+@pytest.mark.parametrize("name", ["a\ud800", "\udfff", "x\ud83d"])
+def test_lone_surrogate_names_are_refused_at_get_lock(
+    lock_class: type[redisson_py.Lock], name: str
+) -> None:
+    with pytest.raises(redisson_py.InvalidLockNameError, match="surrogate") as caught:
+        lock_class(_client(by_slot=False), name)
+    assert isinstance(caught.value, redisson_py.RedissonError)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("name", ["", None, 5, b"bytes"])
+def test_other_bad_names_raise_the_same_error(name: object) -> None:
+    with pytest.raises(redisson_py.InvalidLockNameError, match="non-empty string"):
+        redisson_py.Lock(_client(by_slot=False), name)  # type: ignore[arg-type]
+
+
+def test_astral_characters_are_fine_names() -> None:
+    lock = redisson_py.Lock(_client(by_slot=False), "lock-\U0001f512")
+    assert lock.name == "lock-\U0001f512"

