@@ -32,6 +32,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "redisson_py.cli.topology",
     "redisson_py.cli.chaos",
     "redisson_py.cli.demo",
+    "redisson_py.cli.lock_command",
+    "redisson_py.cli.config_command",
 )
 
 EXIT_OK = 0

@@ -9,6 +9,7 @@ then tears it down. With ``--detach`` it returns instead and leaves the topology
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -48,9 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument(
         "--backend",
         choices=("container", "process", "auto"),
-        default="auto",
+        # The same variable as the pytest plugin's --redis-backend default, so tests that
+        # run the CLI (the README examples) start what the test run asked for.
+        default=os.environ.get("REDISSON_PY_REDIS_BACKEND", "auto"),
         help="containers, local redis-server processes, or auto (containers when a "
-        "Docker engine answers); default: auto",
+        "Docker engine answers); default: $REDISSON_PY_REDIS_BACKEND, else auto",
     )
     up.add_argument(
         "--detach",

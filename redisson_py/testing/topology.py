@@ -429,7 +429,10 @@ class Topology:
 
     def _cluster_replicas_of(self, master: Node) -> list[Node]:
         """Running replicas of ``master`` as the cluster sees them (works with ``master``
-        dead: asked of other nodes, by node id)."""
+        dead: asked of other nodes, by node id). Every running node is asked and the
+        answers merged: on a fresh cluster one node's gossip may not yet know which
+        replicas follow which master, while each replica knows its own master."""
+        found: dict[int, Node] = {}
         for node in self.data_nodes:
             if node is master or node.state != "running":
                 continue
@@ -437,12 +440,13 @@ class Topology:
                 entries = parse_cluster_nodes(str(node.command("CLUSTER", "NODES")))
             except (redis.ConnectionError, redis.TimeoutError):
                 continue
-            ports = [e.port for e in entries if e.master_id and e.master_id == master.cluster_id]
-            found = [
-                n for p in ports if (n := self.node_at(p)) is not None and n.state == "running"
-            ]
-            return sorted(found, key=lambda n: n.name)
-        return []
+            for entry in entries:
+                if not entry.master_id or entry.master_id != master.cluster_id:
+                    continue
+                replica = self.node_at(entry.port)
+                if replica is not None and replica.state == "running":
+                    found[replica.port] = replica
+        return sorted(found.values(), key=lambda n: n.name)
 
     def _manual_failover(self, master: Node | None, timeout: float) -> Node:
         old = master or self.master()

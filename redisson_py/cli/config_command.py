@@ -1,0 +1,122 @@
+"""``redisson-py config check FILE [--connect]``: validate a Redisson YAML config.
+
+Offline, the file is parsed and validated (:meth:`Config.from_yaml`); an invalid file
+prints the :class:`~redisson_py.ConfigError` message (key and line) and exits 2. With
+``--connect`` a client is also created, which reaches the deployment and reads its
+topology; the mode, the masters and each master's replicas are reported and the client
+is shut down. Exit status: 0 valid (and reached), 1 could not connect, 2 invalid.
+
+``--json`` prints one object: ``{"file", "valid", "error"}`` plus, with ``--connect``,
+``"connected"`` and ``"topology": {"mode", "masters": [{"address", "replicas": [...]}]}``.
+Addresses never carry credentials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from redisson_py.cli.common import add_common_options, emit_json
+from redisson_py.config import Config, redact_address
+from redisson_py.errors import ConfigError, RedissonError
+from redisson_py.sync.client import Redisson
+
+__all__ = ["register", "run_check"]
+
+EXIT_INVALID = 2
+EXIT_UNREACHABLE = 1
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``config`` to the ``redisson-py`` parser."""
+    parser = subparsers.add_parser(
+        "config", help="check a Redisson YAML config", description="Work with configs."
+    )
+    commands = parser.add_subparsers(title="config commands", metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="validate a config offline; --connect also reaches the deployment",
+        description="Validate FILE offline (exit 2 with the key and line when invalid). "
+        "With --connect also create a client, report the topology it found (mode, masters, "
+        "replicas per master) and shut it down (exit 1 when it cannot connect).",
+    )
+    check.add_argument("file", metavar="FILE", help="the Redisson YAML config to check")
+    check.add_argument(
+        "--connect", action="store_true", help="also connect and report the topology found"
+    )
+    add_common_options(check, config=False)
+    check.set_defaults(handler=run_check)
+    parser.set_defaults(handler=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_INVALID
+
+
+def topology_report(client: Any) -> dict[str, Any]:
+    """The mode, masters and replicas per master a connected client found."""
+    manager = client.connection_manager
+    view = manager.view
+    return {
+        "mode": manager.mode.kind,
+        "masters": [
+            {
+                "address": redact_address(str(master)),
+                "replicas": [redact_address(str(r)) for r in view.replicas.get(master, ())],
+            }
+            for master in view.masters
+        ],
+    }
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check the config; see the module docstring for output and exit status."""
+    document: dict[str, Any] = {"file": args.file, "valid": False, "error": None}
+    try:
+        config = Config.from_yaml(args.file) if _is_file(args.file) else _missing(args.file)
+    except ConfigError as exc:
+        document["error"] = str(exc)
+        _finish(args, document, f"{args.file}: invalid: {exc}", error=True)
+        return EXIT_INVALID
+    document["valid"] = True
+    if not args.connect:
+        _finish(args, document, f"{args.file}: valid")
+        return 0
+    document["connected"] = False
+    try:
+        client = Redisson.create(config)
+    except RedissonError as exc:
+        document["error"] = str(exc)
+        _finish(args, document, f"{args.file}: valid, but could not connect: {exc}", error=True)
+        return EXIT_UNREACHABLE
+    try:
+        report = topology_report(client)
+    finally:
+        client.shutdown()
+    document["connected"] = True
+    document["topology"] = report
+    lines = [f"{args.file}: valid; connected", f"mode: {report['mode']}"]
+    for master in report["masters"]:
+        replicas = ", ".join(master["replicas"]) or "none"
+        lines.append(f"master {master['address']}: replicas: {replicas}")
+    _finish(args, document, "\n".join(lines))
+    return 0
+
+
+def _is_file(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+def _missing(path: str) -> Config:
+    raise ConfigError(f"config file {path!r} does not exist or is not a file")
+
+
+def _finish(args: argparse.Namespace, document: dict[str, Any], message: str,
+            *, error: bool = False) -> None:
+    if args.json:
+        emit_json(document)
+    else:
+        print(message, file=sys.stderr if error else sys.stdout, flush=True)
