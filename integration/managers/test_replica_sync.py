@@ -73,6 +73,30 @@ def test_fresh_sentinel_view_still_waits_for_the_replica(
         replica.resume()
 
 
+def test_a_client_started_after_the_cut_still_waits_for_the_replica(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    """The independent check's order: the replica is cut before the client exists, and
+    the sentinels list no replica (a fresh deployment): neither the sentinels nor the
+    master's connected replicas name it, but the master still keeps the replication
+    backlog the replica's attach created, so the grant waits for one replica."""
+    topology = topology_factory("sentinel", replicas_per_master=1)
+    assert topology.master_name is not None
+    master = topology.master()
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        for sentinel in topology.sentinels:
+            sentinel.command("SENTINEL", "RESET", topology.master_name)
+        assert not topology.sentinels[0].command("SENTINEL", "REPLICAS", topology.master_name)
+        assert master.info("replication")["connected_slaves"] == "0"
+        client = flavor.create_client(topology_config(topology, **SYNC))
+        _assert_refused(flavor, client, master, lock_name)
+    finally:
+        replica.resume()
+
+
 def test_fresh_cluster_view_still_waits_for_the_replica(
     flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
 ) -> None:

@@ -20,6 +20,7 @@ from redisson_py.core.topology import (
     NatMap,
     SentinelReport,
     TopologyView,
+    keeps_replication_backlog,
     master_replica_count,
     own_replica_count,
     parse_cluster_nodes,
@@ -170,6 +171,16 @@ def discover_sentinel(
         answers = yield from probe(target, [master], (("INFO", "replication"),), timeout)
         info = answers[master]
         listed = 0 if isinstance(info, BaseException) else master_replica_count(info[0])
+        if (
+            listed == 0
+            and not report.replicas
+            and not isinstance(info, BaseException)
+            and keeps_replication_backlog(info[0])
+        ):
+            # Sentinel lists no replica yet (it learns them from the master every 10 s)
+            # and none is connected now, yet the master had one recently: a replica cut
+            # off before this client or its sentinels saw it. Wait for one.
+            listed = 1
         healthy = report.healthy_replicas
         if remembered is not None:
             # Replicas the master has shown but sentinel does not list yet (it learns

@@ -296,6 +296,18 @@ def master_replica_count(info: Any) -> int:
     return max(connected, lines)
 
 
+def keeps_replication_backlog(info: Any) -> bool:
+    """True when a master's ``INFO replication`` says it keeps a replication backlog
+    (``repl_backlog_active:1``): Redis creates it when a replica attaches and frees it
+    only ``repl-backlog-ttl`` (an hour by default) after the last one left, so a master
+    that keeps one has had a replica recently, even when none is connected now."""
+    for line in _text(info).splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == "repl_backlog_active":
+            return value.strip() == "1"
+    return False
+
+
 def parse_switch_master(message: Any) -> tuple[str, str, int] | None:
     """Decode a ``+switch-master`` message: (master name, new host, new port)."""
     parts = _text(message).split()

@@ -190,3 +190,12 @@ def test_sentinel_discovery_keeps_a_replica_the_master_showed() -> None:
     discovery = _drive(flow, [([b"127.0.0.1", b"7000"], down, [])], [(cut,)])
     assert discovery.view is not None
     assert discovery.view.replicas_to_wait_for(SEED) == 0
+
+
+def test_a_kept_replication_backlog_means_a_replica_attached_recently() -> None:
+    from redisson_py.core.topology import keeps_replication_backlog
+
+    info = "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nrepl_backlog_active:1\r\n"
+    assert keeps_replication_backlog(info)
+    assert not keeps_replication_backlog(info.replace("active:1", "active:0"))
+    assert not keeps_replication_backlog("role:master\r\n")
