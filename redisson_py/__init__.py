@@ -4,7 +4,8 @@ Quick start::
 
     from redisson_py import Config, Redisson
 
-    client = Redisson.create(Config.from_yaml("config/single.yaml"))
+    # a config for a running Redis, e.g. from `redisson-py topology up single --detach`
+    client = Redisson.create(Config.from_yaml("redisson.yaml"))
     with client.get_lock("resource:x"):
         ...  # held; the watchdog renews it until the block ends
 
@@ -27,13 +28,15 @@ from redisson_py.errors import (
     ConnectError,
     InvalidLockNameError,
     LockNotOwnedError,
+    LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
     RedissonError,
     TopologyError,
+    UsageError,
 )
 from redisson_py.sync.client import Redisson
-from redisson_py.sync.lock import Lock
+from redisson_py.sync.lock import Lock, current_owner_id
 from redisson_py.sync.multilock import MultiLock, RedLock
 
 __version__ = "0.1.0"
@@ -52,6 +55,7 @@ __all__ = [
     "Lock",
     "LockLost",
     "LockNotOwnedError",
+    "LockTimeoutError",
     "LockUnavailableError",
     "MultiLock",
     "NoSyncedReplicasError",
@@ -59,5 +63,7 @@ __all__ = [
     "Redisson",
     "RedissonError",
     "TopologyError",
+    "UsageError",
     "__version__",
+    "current_owner_id",
 ]

@@ -64,6 +64,10 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """A call got an argument of the wrong type (a string where seconds belong)."""
 
 
+class UsageError(RedissonError, RuntimeError):
+    """The API was called where it cannot work, such as an asyncio lock outside a task."""
+
+
 class ClientClosedError(RedissonError, RuntimeError):
     """The client was shut down; it takes no more calls (create a new one)."""
 
@@ -114,6 +118,18 @@ class LockNotOwnedError(RedissonError, RuntimeError):
     on the lock, including when the lock was lost behind its back (expired, deleted, or
     not renewed in time). Like :meth:`threading.Lock.release`, it is a ``RuntimeError``.
     """
+
+
+class LockTimeoutError(RedissonError, TimeoutError):
+    """A call that must run under a lock could not have it within its wait time
+    (raised by ``client.synchronized(name, wait_time=...)``); ``lock_name`` and
+    ``wait_time`` say which lock and how long was waited. Another owner held it
+    throughout: nothing was run and nothing is held."""
+
+    def __init__(self, message: str, *, lock_name: str, wait_time: float):
+        super().__init__(message)
+        self.lock_name = lock_name
+        self.wait_time = wait_time
 
 
 class NoSyncedReplicasError(RedissonError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from redisson_py.asyncio.client import Redisson
-from redisson_py.asyncio.lock import Lock
+from redisson_py.asyncio.lock import Lock, current_owner_id
 from redisson_py.asyncio.multilock import MultiLock, RedLock
 from redisson_py.config import Config
 from redisson_py.core.holds import LockLost
@@ -18,9 +18,11 @@ from redisson_py.errors import (
     ConnectError,
     InvalidLockNameError,
     LockNotOwnedError,
+    LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
     RedissonError,
+    UsageError,
 )
 
 # Config, LockLost and the errors are the same objects as in ``redisson_py``; they are
@@ -39,10 +41,13 @@ __all__ = [
     "Lock",
     "LockLost",
     "LockNotOwnedError",
+    "LockTimeoutError",
     "LockUnavailableError",
     "MultiLock",
     "NoSyncedReplicasError",
     "RedLock",
     "Redisson",
     "RedissonError",
+    "UsageError",
+    "current_owner_id",
 ]

@@ -50,6 +50,46 @@ class MultiLock(GroupHandle):
 
     is_held_by_current_thread = is_held_by_current_task
 
+    async def is_locked(self) -> bool:
+        """True when the group is held by anyone (every member of a MultiLock, a quorum
+        of a RedLock); see the sync twin."""
+        result: bool = await run(
+            multi_flows.guarded(
+                self._group,
+                multi_flows.is_locked(self._group, self._refs(current_owner_id())),
+            )
+        )
+        return result
+
+    async def force_unlock(self) -> bool:
+        """Unlock every member whoever holds it; True if any was locked (see the sync twin)."""
+        result: bool = await run(
+            multi_flows.guarded(
+                self._group,
+                multi_flows.force_unlock(self._group, self._refs(current_owner_id())),
+            )
+        )
+        return result
+
+    # asyncio.Lock's protocol, as the asyncio Lock of this package has it
+
+    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Like :meth:`redisson_py.asyncio.Lock.acquire`: waits for ever by default."""
+        if not blocking:
+            return await self.try_lock(0.0)
+        if timeout is None or timeout < 0:
+            return await self.try_lock(None)
+        return await self.try_lock(timeout)
+
+    async def release(self) -> None:
+        await self.unlock()
+
+    async def locked(self) -> bool:
+        """Same as :meth:`is_locked`: a coroutine that asks Redis, unlike
+        :meth:`asyncio.Lock.locked` (sync, local), because whether a distributed lock is
+        held is only known there; as :meth:`redisson_py.asyncio.Lock.locked`."""
+        return await self.is_locked()
+
     async def __aenter__(self) -> MultiLock:
         await self.lock()
         return self

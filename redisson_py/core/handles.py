@@ -7,7 +7,9 @@ with the current thread (sync) or task (asyncio) as the owner.
 
 from __future__ import annotations
 
+import copy
 import functools
+import inspect
 import math
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
@@ -27,6 +29,7 @@ from redisson_py.errors import (
     ArgumentTypeError,
     ClientClosedError,
     InvalidLockNameError,
+    LockTimeoutError,
 )
 
 MIN_LEASE = 0.001
@@ -97,6 +100,27 @@ class LockHandle:
         self._channel = channel_name(name, by_slot=client._manager.routes_by_slot)
         self.on_lock_lost = on_lock_lost
         """Called once when a hold of this lock is found lost (overrides the client's)."""
+        self.owner_id: int | str | None = None
+        """The owner this handle acts for (see ``owned_by``); None: the calling thread
+        (sync) or task (asyncio)."""
+
+    def _view(self, owner_id: int | str) -> Any:
+        """A copy of this handle acting for ``owner_id`` (checked by the shell)."""
+        view = copy.copy(self)
+        view.owner_id = owner_id
+        return view
+
+    @staticmethod
+    def _check_extension(name: str, seconds: float) -> float:
+        """``extend``'s argument: finite seconds, at least :data:`MIN_LEASE`."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise ArgumentTypeError(f"lock {name!r}: extend takes seconds, not {seconds!r}")
+        if not math.isfinite(seconds) or seconds < MIN_LEASE:
+            raise ArgumentError(
+                f"lock {name!r}: a hold can be extended by at least 0.001 s (1 ms);"
+                f" got {seconds!r}"
+            )
+        return float(seconds)
 
     def _ref(self, owner_id: int | str, group_on_lost: Any = None) -> LockRef:
         state = self._client._state
@@ -243,6 +267,43 @@ class ClientHandle(Generic[L, M]):
     def _check_open(self) -> None:
         if self._state.closed:
             raise ClientClosedError("the client is shut down; create a new client")
+
+    def _synchronized_lock(
+        self,
+        name: str,
+        wait_time: float | None,
+        lease_time: float | None,
+        func: Callable[..., Any],
+        *,
+        coroutine: bool,
+    ) -> tuple[L, float | None, float | None]:
+        """``synchronized``'s checks, made when it decorates: the lock, wait and lease."""
+        lock = self.get_lock(name)
+        wait, lease = check_wait(name, wait_time), check_lease(name, lease_time)
+        if not callable(func):
+            raise ArgumentTypeError(f"synchronized({name!r}) decorates functions, not {func!r}")
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise ArgumentTypeError(
+                f"synchronized({name!r}) cannot decorate generator {func!r}: the lock would"
+                " be released before its body runs; hold the lock inside it instead"
+            )
+        if inspect.iscoroutinefunction(func) != coroutine:
+            shell = "asyncio" if coroutine else "sync"
+            kind = "plain functions" if not coroutine else "async def functions"
+            raise ArgumentTypeError(
+                f"synchronized({name!r}) of the {shell} client decorates {kind}, not"
+                f" {func!r}; use the {'sync' if coroutine else 'asyncio'} client for it"
+            )
+        return lock, wait, lease
+
+    @staticmethod
+    def _timed_out(name: str, wait: float) -> LockTimeoutError:
+        return LockTimeoutError(
+            f"lock {name!r} was not acquired within wait_time={wait:g} s: another owner"
+            " held it; the function was not called",
+            lock_name=name,
+            wait_time=wait,
+        )
 
     def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> L:
         """The reentrant lock ``name`` (a Redis key of that name); raises

@@ -33,8 +33,9 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
-from redisson_py.core.holds import Hold, report_lost
+from redisson_py.core.holds import Hold, gone_text, report_lost
 from redisson_py.errors import (
+    ArgumentError,
     ClientClosedError,
     LockNotOwnedError,
     NoSyncedReplicasError,
@@ -452,12 +453,11 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         closing = True  # the flow is being discarded: it may yield nothing more
         raise
     finally:
-        if closing:
-            pass
-        elif not acquired and acquire.uncertain:
-            yield undo_later(acquire)
-        if subscription is not None and not closing:
-            yield Unsubscribe(subscription)
+        if not closing:
+            if not acquired and acquire.uncertain:
+                yield undo_later(acquire)
+            if subscription is not None:
+                yield Unsubscribe(subscription)
 
 
 def guarded(ref: LockRef, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
@@ -578,3 +578,60 @@ def remain_time_to_live(ref: LockRef) -> Flow:
     if pttl == -1:
         return float("inf")
     return pttl / 1000
+
+
+def extend(ref: LockRef, seconds: float) -> Flow:
+    """Make this owner's leased hold expire ``seconds`` from now (one atomic script:
+    PEXPIRE only while the owner holds the lock), and move the hold's lease end in the
+    client's table so the watchdog judges it by the new end, not the old.
+
+    Raises :class:`ArgumentError` for a hold the watchdog renews (it has no lease to
+    extend), and :class:`LockNotOwnedError` when the owner holds nothing, or its hold
+    was reported lost (the critical section was not protected; nothing is extended).
+    While the call is in flight the watchdog reports no loss of the hold: an old lease
+    ending meanwhile is this extension's to judge. Connection errors are retried up to
+    the old lease's end; when one is raised the extension may or may not have been
+    applied, and the client keeps counting from the old lease.
+    """
+    holds = ref.state.holds
+    # The hold table's snapshot: an explicit, rare call, so a scan is cheap enough.
+    hold = next(
+        (h for h in holds.all_holds() if h.name == ref.name and h.owner == ref.owner), None
+    )
+    if hold is not None and hold.watchdog:
+        raise ArgumentError(
+            f"lock {ref.name!r}: a hold taken without a lease is renewed by the watchdog"
+            " and has no lease to extend; take it with lease_time=... to extend it"
+        )
+    if holds.was_lost(ref.name, ref.owner):
+        raise LockNotOwnedError(
+            f"cannot extend lock {ref.name!r}: it was reported lost to owner {ref.owner}"
+            " before this call; the critical section was not protected"
+        )
+    command = ScriptCommand(scripts.EXTEND, (ref.name,), (to_millis(seconds), ref.owner))
+    holds.releasing(ref.name, ref.owner, +1)
+    try:
+        result = yield from call_with_retry(
+            ref, lambda attempt: (command,), deadline=holds.expires_at(ref.name, ref.owner)
+        )
+    except ResponseError as error:
+        raise _wrap_reply_error(ref, error) from error
+    finally:
+        holds.releasing(ref.name, ref.owner, -1)
+    count = result.replies[0]
+    if count is None:
+        # The table keeps the hold: the watchdog reports it lost, as for any loss.
+        gone = "it is not locked by this owner" if hold is None else gone_text(
+            hold, time.monotonic()
+        )
+        raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone} (owner {ref.owner})")
+    holds.acquired(
+        ref.name,
+        ref.owner,
+        int(count),
+        target=ref.target,
+        lease=seconds,
+        watchdog_timeout=ref.state.settings.watchdog_timeout,
+        now=time.monotonic(),
+        on_lost=hold.on_lost if hold is not None else ref.report,
+    )

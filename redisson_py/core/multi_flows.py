@@ -21,12 +21,14 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from redisson_py.core import failures, quorum
+from redisson_py.core import failures, naming, quorum, scripts
 from redisson_py.core.effects import (
     Call,
     CallResult,
+    Command,
     Effect,
     Gather,
+    ScriptCommand,
     Sleep,
 )
 from redisson_py.core.holds import Hold, LostCallback, report_lost
@@ -402,3 +404,87 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
                f"{group.need} needed")
             + detail
         )
+
+
+def force_release_command(ref: LockRef) -> ScriptCommand:
+    """Delete ``ref``'s lock whoever holds it, telling its waiters."""
+    return ScriptCommand(
+        scripts.FORCE_RELEASE,
+        (ref.name, ref.channel),
+        (naming.UNLOCK_MESSAGE, ref.target.publish_command),
+    )
+
+
+def _member_calls(
+    refs: Sequence[LockRef], command: Callable[[LockRef], Command]
+) -> tuple[Call, ...]:
+    timeout = refs[0].state.settings.command_timeout
+    return tuple(Call(ref.target, ref.name, (command(ref),), timeout=timeout) for ref in refs)
+
+
+def is_locked(group: GroupState, refs: Sequence[LockRef]) -> Flow:
+    """True when the group is held by anyone: at least ``group.need`` members locked
+    (every member for a MultiLock, a quorum for a RedLock), asked of all members at once.
+
+    Members that fail to answer count for neither side; when their answers could have
+    decided it, :class:`LockUnavailableError` names them.
+    """
+    results: list[CallResult | BaseException] = yield Gather(
+        _member_calls(refs, lambda ref: ("EXISTS", ref.name))
+    )
+    locked = unlocked = 0
+    errors: dict[str, BaseException] = {}
+    for ref, result in zip(refs, results, strict=True):
+        if isinstance(result, BaseException):
+            errors[_member_label(ref)] = result
+        elif int(result.replies[0]) == 1:
+            locked += 1
+        else:
+            unlocked += 1
+    if locked >= group.need:
+        return True
+    if unlocked > len(refs) - group.need:  # a quorum of locked members is out of reach
+        return False
+    failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
+    raise LockUnavailableError(
+        f"{group.label}: cannot tell whether it is locked: {locked} of {len(refs)} members"
+        f" locked, {group.need} needed, {len(errors)} did not answer: {failing}",
+        errors,
+    )
+
+
+def force_unlock(group: GroupState, refs: Sequence[LockRef]) -> Flow:
+    """Delete every member whoever holds it and wake its waiters, all at once; True if
+    any member was locked. The group's holds known here are forgotten: their owners'
+    ``unlock()`` raises :class:`LockNotOwnedError`.
+
+    Raises :class:`LockUnavailableError` naming the members that failed (the others
+    were unlocked all the same).
+    """
+    for ref in refs:
+        ref.state.holds.releasing(ref.name, None, +1)
+    try:
+        results: list[CallResult | BaseException] = yield Gather(
+            _member_calls(refs, force_release_command)
+        )
+    finally:
+        for ref in refs:
+            ref.state.holds.releasing(ref.name, None, -1)
+    deleted = False
+    errors: dict[str, BaseException] = {}
+    for ref, result in zip(refs, results, strict=True):
+        if isinstance(result, BaseException):
+            errors[_member_label(ref)] = result
+            continue
+        ref.state.holds.forget(ref.name)
+        deleted = deleted or int(result.replies[0]) == 1
+    with group._lock:  # every owner's hold on the group is gone with its members
+        group._holds.clear()
+    if errors:
+        failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
+        raise LockUnavailableError(
+            f"{group.label}: force unlock failed on {len(errors)} of {len(refs)} members"
+            f" (the others were unlocked): {failing}",
+            errors,
+        )
+    return deleted

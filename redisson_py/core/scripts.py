@@ -153,4 +153,22 @@ return 0
 """,
 )
 
-ALL_SCRIPTS: tuple[Script, ...] = (ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE)
+EXTEND = Script(
+    "extend",
+    # KEYS[1] lock
+    # ARGV[1] new TTL (ms, from now), ARGV[2] owner field
+    # Reply: the owner's hold count when it holds the lock (its key now expires ARGV[1]
+    # ms from now), or nil when it holds none (nothing changes).
+    """
+local held = redis.call('hget', KEYS[1], ARGV[2])
+if held == false then
+    return nil
+end
+redis.call('pexpire', KEYS[1], ARGV[1])
+return tonumber(held)
+""",
+)
+
+ALL_SCRIPTS: tuple[Script, ...] = (
+    ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE, EXTEND
+)

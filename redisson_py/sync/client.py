@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from types import TracebackType
+from typing import ParamSpec, TypeVar
 
 import redis
 
@@ -12,6 +15,9 @@ from redisson_py.core.holds import LostCallback
 from redisson_py.sync.lock import Lock
 from redisson_py.sync.manager import ConnectionManager
 from redisson_py.sync.watchdog import Watchdog
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Redisson(ClientHandle[Lock, ConnectionManager]):
@@ -43,6 +49,46 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         """
         config.validate()
         return cls(config, ConnectionManager.create(config), on_lock_lost)
+
+    def synchronized(
+        self, name: str, wait_time: float | None = None, lease_time: float | None = None
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        """A decorator that runs each call of a plain function holding lock ``name``::
+
+            @client.synchronized("report:nightly", wait_time=5)
+            def build_report() -> None: ...
+
+        ``wait_time`` None waits for ever; otherwise a call that cannot have the lock in
+        time raises :class:`~redisson_py.LockTimeoutError` (a ``TimeoutError``) without
+        running. ``lease_time`` None keeps the lock with the watchdog for the whole call;
+        a lease makes it expire by itself, and then a call that outlives it raises
+        :class:`~redisson_py.LockNotOwnedError` when it returns. The lock is reentrant,
+        so a decorated function may call itself or another one on the same lock. The
+        arguments and the function are checked when decorating
+        (:class:`~redisson_py.ArgumentError`; ``async def`` functions belong to the
+        asyncio client); after :meth:`shutdown` calls raise
+        :class:`~redisson_py.ClientClosedError`.
+        """
+
+        def decorate(func: Callable[P, R]) -> Callable[P, R]:
+            lock, wait, lease = self._synchronized_lock(
+                name, wait_time, lease_time, func, coroutine=False
+            )
+
+            @functools.wraps(func)
+            def synchronized_call(*args: P.args, **kwargs: P.kwargs) -> R:
+                if wait is None:
+                    lock.lock(lease)
+                elif not lock.try_lock(wait, lease):
+                    raise self._timed_out(name, wait)
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    lock.unlock()
+
+            return synchronized_call
+
+        return decorate
 
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the

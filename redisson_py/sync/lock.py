@@ -8,6 +8,7 @@ from types import TracebackType
 
 from redisson_py.core import lock_flows
 from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait
+from redisson_py.errors import ArgumentTypeError
 from redisson_py.sync.driver import run
 
 _owners = threading.local()
@@ -45,7 +46,7 @@ class Lock(LockHandle):
         first failure and every tenth after it. Use :meth:`try_lock` for a deadline.
         """
         lease = check_lease(self.name, lease_time)
-        run(self._flow(current_owner_id(), lock_flows.try_lock, None, lease))
+        run(self._flow(self._owner(), lock_flows.try_lock, None, lease))
         self._started(lease)
 
     def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
@@ -55,7 +56,7 @@ class Lock(LockHandle):
         its replicas did not acknowledge in time until the deadline (the grant is undone).
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        acquired: bool = run(self._flow(current_owner_id(), lock_flows.try_lock, wait, lease))
+        acquired: bool = run(self._flow(self._owner(), lock_flows.try_lock, wait, lease))
         if acquired:
             self._started(lease)
         return acquired
@@ -64,33 +65,76 @@ class Lock(LockHandle):
         if lease is None:
             self._client._watchdog.ensure_running()
 
+    def _owner(self) -> int:
+        owner = self.owner_id
+        return current_owner_id() if owner is None else int(owner)
+
+    def extend(self, seconds: float) -> None:
+        """Make this thread's leased hold expire ``seconds`` from now (longer or
+        shorter), atomically and only while it holds the lock.
+
+        The client's watchdog then reports a loss only if the new lease runs out while
+        held. Raises :class:`~redisson_py.LockNotOwnedError` when this thread holds
+        nothing (or its hold was reported lost), :class:`~redisson_py.ArgumentError` for
+        ``seconds`` under 0.001 or for a hold taken without a lease (the watchdog renews
+        that one; it has no lease to extend).
+        """
+        seconds = self._check_extension(self.name, seconds)
+        run(self._flow(self._owner(), lock_flows.extend, seconds))
+
+    def owned_by(self, owner_id: int) -> Lock:
+        """This lock acting for owner ``owner_id`` (a thread's :func:`current_owner_id`)
+        instead of the calling thread: Redisson's explicit thread-id overloads, to hand a
+        hold from one thread to another.
+
+        Thread A takes the lock and passes ``current_owner_id()`` to thread B, which
+        releases with ``lock.owned_by(a_id).unlock()``. Every method of the view acts for
+        that owner (``lock``, ``try_lock``, ``unlock``, ``extend``, ``hold_count``...).
+
+        Risks, all the caller's to manage: both threads now act as one owner, so the
+        lock excludes neither from the other (reentrancy counts their holds together);
+        a watchdog hold stays renewed until that owner's last ``unlock()``, so a hold
+        handed to a thread that never releases it is kept until the client shuts down;
+        and an ``unlock()`` through the wrong view releases someone else's hold (or
+        raises :class:`~redisson_py.LockNotOwnedError`). The view copies
+        ``on_lock_lost`` as it is now.
+        """
+        if isinstance(owner_id, bool) or not isinstance(owner_id, int):
+            raise ArgumentTypeError(
+                f"lock {self.name!r}: a thread's owner id is an int (from"
+                f" current_owner_id()), not {owner_id!r}"
+            )
+        view: Lock = self._view(owner_id)
+        return view
+
     def unlock(self) -> None:
         """Release one hold. Raises :class:`~redisson_py.LockNotOwnedError` (a
         ``RuntimeError``) if this thread holds none, or its hold was reported lost."""
-        run(self._flow(current_owner_id(), lock_flows.unlock))
+        run(self._flow(self._owner(), lock_flows.unlock))
 
     def force_unlock(self) -> bool:
         """Delete the lock whoever holds it; True if it was locked."""
-        result: bool = run(self._flow(current_owner_id(), lock_flows.force_unlock))
+        result: bool = run(self._flow(self._owner(), lock_flows.force_unlock))
         return result
 
     def is_locked(self) -> bool:
         """True when any owner holds the lock."""
-        result: bool = run(self._flow(current_owner_id(), lock_flows.is_locked))
+        result: bool = run(self._flow(self._owner(), lock_flows.is_locked))
         return result
 
     def is_held_by_current_thread(self) -> bool:
-        result: bool = run(self._flow(current_owner_id(), lock_flows.is_held))
+        """True when this thread (or, for an ``owned_by`` view, its owner) holds it."""
+        result: bool = run(self._flow(self._owner(), lock_flows.is_held))
         return result
 
     def hold_count(self) -> int:
         """How many holds this thread has (0 when none)."""
-        result: int = run(self._flow(current_owner_id(), lock_flows.hold_count))
+        result: int = run(self._flow(self._owner(), lock_flows.hold_count))
         return result
 
     def remain_time_to_live(self) -> float | None:
         """Seconds until the lock's key expires; None when it is not locked."""
-        result: float | None = run(self._flow(current_owner_id(), lock_flows.remain_time_to_live))
+        result: float | None = run(self._flow(self._owner(), lock_flows.remain_time_to_live))
         return result
 
     # threading.Lock's protocol

@@ -7,7 +7,7 @@ from types import TracebackType
 from typing import Any
 
 from redisson_py.core import multi_flows
-from redisson_py.core.handles import GroupHandle, RedLockHandle
+from redisson_py.core.handles import GroupHandle, RedLockHandle, acquire_wait
 from redisson_py.sync.driver import run
 from redisson_py.sync.lock import Lock, current_owner_id
 
@@ -61,6 +61,49 @@ class MultiLock(GroupHandle):
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""
         return self._group.held_count(str(current_owner_id())) > 0
+
+    def is_locked(self) -> bool:
+        """True when the group is held by anyone: every member locked (a MultiLock), a
+        quorum of members locked (a RedLock); asked of every member at once. Raises
+        :class:`~redisson_py.LockUnavailableError` when members that did not answer
+        could have decided it."""
+        result: bool = run(
+            multi_flows.guarded(
+                self._group,
+                multi_flows.is_locked(self._group, self._refs(current_owner_id())),
+            )
+        )
+        return result
+
+    def force_unlock(self) -> bool:
+        """Unlock every member whoever holds it; True if any member was locked. Owners
+        that held the group find it gone at their ``unlock()``
+        (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
+        :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
+        result: bool = run(
+            multi_flows.guarded(
+                self._group,
+                multi_flows.force_unlock(self._group, self._refs(current_owner_id())),
+            )
+        )
+        return result
+
+    # threading.Lock's protocol
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """As :meth:`threading.Lock.acquire`: every member (a quorum for a RedLock),
+        kept by the watchdog; ``timeout`` -1 waits for ever."""
+        wait = acquire_wait(self._group.label, blocking, timeout)
+        return self.try_lock(wait)
+
+    def release(self) -> None:
+        """As :meth:`threading.Lock.release`: same as :meth:`unlock`."""
+        self.unlock()
+
+    def locked(self) -> bool:
+        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked` (held by anyone,
+        asked of Redis), as for :class:`~redisson_py.Lock`."""
+        return self.is_locked()
 
     def __enter__(self) -> MultiLock:
         self.lock()

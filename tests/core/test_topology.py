@@ -10,6 +10,7 @@ from redisson_py.core.effects import Gather
 from redisson_py.core.naming import key_slot
 from redisson_py.core.topology import (
     TopologyView,
+    keeps_replication_backlog,
     master_replica_count,
     parse_cluster_nodes,
     parse_sentinel_report,
@@ -193,8 +194,6 @@ def test_sentinel_discovery_keeps_a_replica_the_master_showed() -> None:
 
 
 def test_a_kept_replication_backlog_means_a_replica_attached_recently() -> None:
-    from redisson_py.core.topology import keeps_replication_backlog
-
     info = "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nrepl_backlog_active:1\r\n"
     assert keeps_replication_backlog(info)
     assert not keeps_replication_backlog(info.replace("active:1", "active:0"))

@@ -1,0 +1,237 @@
+"""Every fenced block of README.md runs, so no example can rot.
+
+The conventions the README follows are in ``readme_blocks`` (its docstring): blocks run
+per ``## `` section, in order, in one namespace, like a notebook; ``config/`` files a
+section names point at a harness topology started for it; ``<!-- example: skip (why)
+-->`` is the only way out. Each section runs in a fresh Python process (the runner,
+``readme_runner.py``) in a temporary working directory, so one section's clients,
+threads and files never reach another, and a reader's exact command line is what runs.
+
+A failure prints the runner's output: the README line of the block that failed and its
+traceback, with the README's own lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from readme_blocks import (
+    Block,
+    ReadmeError,
+    Section,
+    parse_blocks,
+    read_blocks,
+    sections,
+    slug,
+)
+
+from redisson_py import Config
+from redisson_py.testing import Topology
+from redisson_py.testing.paths import run_root
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+RUNNER = Path(__file__).with_name("readme_runner.py")
+
+SECTION_TIMEOUT = 180.0
+"""Seconds one section may take; the whole README runs in well under a minute."""
+
+CONFIG_TOPOLOGIES = {
+    "config/single.yaml": "single",
+    "config/master-slave.yaml": "master_replica",
+    "config/sentinel.yaml": "sentinel",
+    "config/cluster.yaml": "cluster",
+    "config/redlock/": "redlock",
+}
+"""A config path a snippet names -> the harness topology it is made to point at."""
+
+SELF_CONTAINED = {"Quick start"}
+"""Sections whose snippets must run on what their own commands start (the README's
+promise: the first snippet runs right after the commands before it): no harness
+topology is started for them and config/ stays as shipped."""
+
+REDLOCK_MEMBERS = 3
+"""config/redlock/ has node1..node3.yaml, whose ports come from REDLOCK_NODEn_PORT."""
+
+# Variables a snippet's config reads, or that would point the CLI elsewhere: never
+# inherited from the environment the tests run in.
+_SCRUBBED = ("REDIS_PORT", "REDIS_PASSWORD", "REDISSON_PY_CONFIG", "REDISSON_PY_TOPOLOGIES")
+
+
+def _readme_sections() -> list[Section]:
+    try:
+        return [s for s in sections(read_blocks(README)) if s.runnable]
+    except ReadmeError:
+        return []  # test_readme_follows_the_conventions reports it
+
+
+def _ports(topology: Topology) -> list[int]:
+    """The first seed port of each of the topology's client configs (one per master for
+    redlock)."""
+    return [
+        config.server_config.seed_addresses()[0].port
+        for config in Config.from_yaml_all(topology.redisson_yaml(), env={})
+    ]
+
+
+def _prepare(
+    section: Section, workdir: Path, env: dict[str, str], request: pytest.FixtureRequest
+) -> list[str]:
+    """Copy config/ into ``workdir`` and point the files the section names at started
+    topologies; returns what was pointed where, for the failure message."""
+    shutil.copytree(REPO / "config", workdir / "config")
+    if section.title in SELF_CONTAINED:
+        return []
+    text = "".join(block.text for block in section.runnable)
+    pointed: list[str] = []
+    for name, kind in CONFIG_TOPOLOGIES.items():
+        if name not in text:
+            continue
+        topology: Topology = request.getfixturevalue(f"{kind}_topology")
+        ports = _ports(topology)
+        if kind == "single":
+            # The shipped file reads its port from the environment: run it unchanged.
+            env["REDIS_PORT"] = str(ports[0])
+        elif kind == "redlock":
+            for index, port in enumerate(ports[:REDLOCK_MEMBERS], start=1):
+                env[f"REDLOCK_NODE{index}_PORT"] = str(port)
+        else:
+            (workdir / name).write_text(topology.redisson_yaml(), encoding="utf-8")
+        pointed.append(f"{name} -> {topology.kind} {ports}")
+    return pointed
+
+
+def _environment(run_dir: Path, backend: str) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in _SCRUBBED and not key.startswith("REDLOCK_NODE")
+    }
+    scripts = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join([scripts, env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    # A private run directory: `topology down --all` in a snippet (or in the cleanup
+    # below) sees only the topologies this test's snippets started.
+    env["REDISSON_PY_RUN_DIR"] = str(run_dir)
+    run_dir.mkdir(mode=0o700, exist_ok=True)
+    # The harness caches there whether a registry answers; reuse the answer rather than
+    # ask again from the fresh directory.
+    cached = run_root() / "registry-check.json"
+    if cached.is_file():
+        shutil.copyfile(cached, run_dir / cached.name)
+    env["REDISSON_PY_REDIS_BACKEND"] = backend
+    return env
+
+
+def _stop_detached(env: dict[str, str], run_dir: Path) -> None:
+    """Stop what a snippet left detached (one that failed before its `topology down`)."""
+    topologies = run_dir / "topologies"
+    if not topologies.is_dir() or not any(topologies.iterdir()):
+        return
+    subprocess.run(
+        [sys.executable, "-m", "redisson_py.cli", "topology", "down", "--all"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("section", _readme_sections(), ids=lambda s: slug(s.title))
+def test_readme_section_runs(
+    section: Section,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    redis_backend: str,
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    run_dir = tmp_path / "run"
+    env = _environment(run_dir, redis_backend)
+    pointed = _prepare(section, workdir, env, request)
+    blocks = tmp_path / "blocks.json"
+    blocks.write_text(
+        json.dumps(
+            [{"language": b.language, "text": b.text, "line": b.line} for b in section.runnable]
+        ),
+        encoding="utf-8",
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, str(RUNNER), str(blocks), str(README)],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=SECTION_TIMEOUT,
+            check=False,
+        )
+    finally:
+        _stop_detached(env, run_dir)
+    if result.returncode == 0:
+        print(result.stdout)  # shown with -rP: which blocks ran, and how long each took
+    else:
+        pytest.fail(
+            f"README section {section.title!r} failed (configs: {pointed or 'none'}):\n"
+            f"{result.stdout}",
+            pytrace=False,
+        )
+
+
+def test_readme_follows_the_conventions() -> None:
+    """Fences are closed and in a known language, skips give a reason, Python compiles
+    as a module (no top-level ``await``), and the README still has examples to run."""
+    blocks = read_blocks(README)
+    python = [b for b in blocks if b.language == "python"]
+    for block in python:
+        compile("\n" * (block.line - 1) + block.text, str(README), "exec")
+    runnable = [b for b in blocks if b.runnable]
+    skipped = [b for b in blocks if b.language and b.skip_reason]
+    assert len(python) >= 5
+    # Skips are for what cannot run on a test machine; keep them rare.
+    assert len(skipped) * 3 <= len(runnable), [f"{b.line}: {b.skip_reason}" for b in skipped]
+
+
+def _parse(text: str) -> list[Block]:
+    return parse_blocks(text, source="T.md")
+
+
+def test_sections_share_blocks_in_order_and_skips_need_a_reason() -> None:
+    blocks = _parse(
+        "## One\n```python\na = 1\n```\n### Sub\n<!-- example: skip (waits for Ctrl-C) -->\n"
+        "```sh\nsleep 1000\n```\n```\noutput\n```\n## Two\n```yaml\nk: v\n```\n"
+    )
+    assert [(b.language, b.section, b.line, b.runnable) for b in blocks] == [
+        ("python", "One", 3, True),
+        ("sh", "One", 8, False),
+        ("", "One", 11, False),
+        ("yaml", "Two", 15, True),
+    ]
+    assert blocks[1].skip_reason == "waits for Ctrl-C"
+    assert [s.title for s in sections(blocks)] == ["One", "Two"]
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ("<!-- example: skip -->\n```sh\nx\n```\n", "skip (why it cannot run)"),
+        ("<!-- example: skip () -->\n```sh\nx\n```\n", "skip (why it cannot run)"),
+        ("<!-- example: skip (why) -->\ntext\n```sh\nx\n```\n", "just before a fence"),
+        ("```bash\nx\n```\n", "'bash'"),
+        ("```python\nx\n", "never closed"),
+        ("- item\n  ```python\n  x\n  ```\n", "indented fence"),
+    ],
+    ids=["no-reason", "empty-reason", "not-before-fence", "bash", "unclosed", "indented"],
+)
+def test_convention_breaks_are_refused(text: str, complaint: str) -> None:
+    with pytest.raises(ReadmeError) as caught:
+        _parse(text)
+    assert complaint in str(caught.value)
