@@ -96,7 +96,10 @@ def test_sentinel_failover(topology_factory: Factory, backend: str) -> None:
         assert sentinel_master_port(sentinel, name) == new.port
     assert elapsed < 20
     topology.wait_ready(30)
-    assert topology.master() is new
+    # On a loaded machine sentinel (down-after 1 s) may fail over once more before the
+    # topology is ready again; the harness must name whichever replica it promoted.
+    current = topology.master()
+    assert current.name.startswith("replica-0-") and current.role() == "master"
 
 
 def test_cluster_failover(topology_factory: Factory, backend: str) -> None:
