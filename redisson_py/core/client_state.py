@@ -66,6 +66,8 @@ class ClientState:
         self.extra: dict[str, Any] = {}
         self.closed = False
         """Set by the client's shutdown: every later call raises ClientClosedError."""
+        self.listeners: tuple[Callable[[Any], object], ...] = ()
+        """Lock event listeners (see :mod:`redisson_py.core.events`); empty: no cost."""
         _live_states.add(self)
 
     def _after_fork_in_child(self) -> None:

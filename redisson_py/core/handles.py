@@ -15,9 +15,10 @@ from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
 from redisson_py.config.model import Config
-from redisson_py.core import quorum
+from redisson_py.core import events, quorum
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import Effect
+from redisson_py.core.events import LockEvent
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef, guarded
 from redisson_py.core.manager_base import ManagerBase
@@ -263,6 +264,16 @@ class ClientHandle(Generic[L, M]):
     @property
     def connection_manager(self) -> M:
         return self._manager
+
+    def add_listener(self, listener: Callable[[LockEvent], object]) -> None:
+        """Call ``listener`` with a :class:`~redisson_py.events.LockEvent` for every
+        acquire, release, renewal, failed renewal and loss of this client's locks;
+        synchronously where it happens (keep it cheap); its exceptions are logged."""
+        events.add_listener(self._state, listener)
+
+    def remove_listener(self, listener: Callable[[LockEvent], object]) -> None:
+        """Stop calling ``listener``; one never added is ignored."""
+        events.remove_listener(self._state, listener)
 
     def _check_open(self) -> None:
         if self._state.closed:

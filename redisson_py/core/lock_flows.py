@@ -19,7 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.core import failures, naming, scripts
+from redisson_py.core import events, failures, naming, scripts
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import (
     Background,
@@ -380,7 +380,8 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     attempt, so no attempt is ever counted twice.
     """
     settings = ref.state.settings
-    deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+    started = time.monotonic()
+    deadline = None if wait is None else started + max(0.0, wait)
     acquire = AcquireRequest(ref, lease)
 
     def remaining() -> float | None:
@@ -453,6 +454,8 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         closing = True  # the flow is being discarded: it may yield nothing more
         raise
     finally:
+        if acquired and not closing and ref.state.listeners:
+            _emit(ref, "acquired", wait=time.monotonic() - started)
         if not closing:
             if not acquired and acquire.uncertain:
                 yield undo_later(acquire)
@@ -479,6 +482,16 @@ def _node(ref: LockRef) -> str | None:
         return str(ref.target.describe(ref.name))
     except Exception:  # no view yet; the message names no node then
         return None
+
+
+def _emit(ref: LockRef, kind: events.EventKind, *, wait: float | None = None,
+          hold_count: int | None = None) -> None:
+    """Tell the client's listeners (only called when there are some)."""
+    if hold_count is None:
+        hold_count = ref.state.holds.count(ref.name, ref.owner, time.monotonic())
+    event = events.LockEvent(kind, ref.name, ref.owner, wait=wait,
+                             hold_count=hold_count, node=_node(ref))
+    events.emit(ref.state, event)
 
 
 def forget_one_hold(ref: LockRef) -> None:
@@ -531,6 +544,8 @@ def unlock(ref: LockRef) -> Flow:
             f"lock {ref.name!r} was reported lost to owner {ref.owner} before this unlock;"
             " the critical section was not protected"
         )
+    if ref.state.listeners:
+        _emit(ref, "released", hold_count=left)
 
 
 def force_unlock(ref: LockRef) -> Flow:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from redisson_py.core import failures, naming, quorum, scripts
+from redisson_py.core import events, failures, naming, quorum, scripts
 from redisson_py.core.effects import (
     Call,
     CallResult,
@@ -296,7 +296,8 @@ def try_lock(
             f" (member replies may take up to {timeout:g} s, plus clock drift"
             f" {quorum.clock_drift(effective_lease):g} s); use a longer lease"
         )
-    deadline = None if wait is None else time.monotonic() + max(0.0, wait)
+    begun = time.monotonic()
+    deadline = None if wait is None else begun + max(0.0, wait)
     failed_rounds = 0
     while True:
         started = time.monotonic()
@@ -310,6 +311,8 @@ def try_lock(
         if len(won) >= group.need and valid:
             _record_members(refs, outcomes, won, lease)
             group.acquired(owner, won)
+            if refs[0].state.listeners:
+                _emit(group, refs, owner, "acquired", wait=time.monotonic() - begun)
             return True
         yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
         left = None if deadline is None else deadline - time.monotonic()
@@ -404,6 +407,16 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
                f"{group.need} needed")
             + detail
         )
+    if refs[0].state.listeners:
+        _emit(group, refs, owner, "released")
+
+
+def _emit(group: GroupState, refs: Sequence[LockRef], owner: str,
+          kind: events.EventKind, wait: float | None = None) -> None:
+    """Tell the client's listeners of a group event, named by the group's label."""
+    event = events.LockEvent(kind, group.label, owner, wait=wait,
+                             hold_count=group.held_count(owner))
+    events.emit(refs[0].state, event)
 
 
 def force_release_command(ref: LockRef) -> ScriptCommand:

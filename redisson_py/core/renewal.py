@@ -32,7 +32,7 @@ from typing import Any
 from redis.exceptions import AuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from redisson_py.core import failures, naming, scripts
+from redisson_py.core import events, failures, naming, scripts
 from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
 from redisson_py.core.holds import EXPIRY_SLACK, Hold, gone_text, lease_text
@@ -86,7 +86,15 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
 
 def _lost(hold: Hold, state: ClientState, reason: str, gone: str) -> None:
     if state.holds.take_lost(hold, gone):
+        if state.listeners:
+            _emit(state, "lost", hold, error=reason)
         hold.on_lost(hold, reason)
+
+
+def _emit(state: ClientState, kind: events.EventKind, hold: Hold, *,
+          node: str | None = None, error: str | None = None) -> None:
+    events.emit(state, events.LockEvent(kind, hold.name, hold.owner,
+                                        hold_count=hold.count, node=node, error=error))
 
 
 def expire_leases(state: ClientState, now: float) -> int:
@@ -152,6 +160,8 @@ def renew_round(
                 outcome.failing.add(group_key(chunk[0]))
             now = time.monotonic()
             for hold in chunk:
+                if state.listeners and hold.watchdog:
+                    _emit(state, "renewal_failed", hold, error=str(result))
                 if hold.watchdog and now >= hold.expires_at:
                     _lost(
                         hold, state,
@@ -164,6 +174,8 @@ def renew_round(
                 if hold.watchdog:
                     state.holds.renewed(hold, sent_at, timeout)
                     outcome.renewed += 1
+                    if state.listeners:
+                        _emit(state, "renewed", hold, node=result.address or None)
             else:
                 _lost(hold, state, _gone_reason(hold, sent_at), gone_text(hold, sent_at))
     return outcome
