@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,12 +65,19 @@ def demo(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def collect(process: subprocess.Popen[str], lines: list[str]) -> threading.Thread:
-    def read() -> None:
-        assert process.stdout is not None
-        lines.extend(process.stdout)
+def collect(
+    process: subprocess.Popen[str], lines: list[str], errors: list[str] | None = None
+) -> threading.Thread:
+    """Read the demo's stdout into ``lines`` and its stderr into ``errors`` (always
+    drained: a full stderr pipe would block the demo's workers)."""
+    def read(stream: Any, into: list[str]) -> None:
+        into.extend(stream)
 
-    thread = threading.Thread(target=read, daemon=True)
+    assert process.stdout is not None and process.stderr is not None
+    threading.Thread(
+        target=read, args=(process.stderr, [] if errors is None else errors), daemon=True
+    ).start()
+    thread = threading.Thread(target=read, args=(process.stdout, lines), daemon=True)
     thread.start()
     return thread
 
@@ -107,8 +115,9 @@ def test_short_run_loses_no_increment_and_leaves_nothing(run_root: Path) -> None
 @pytest.mark.usefixtures("redis_server")
 def test_ctrl_c_ends_with_a_summary_and_leaves_nothing(run_root: Path) -> None:
     lines: list[str] = []
+    errors: list[str] = []
     with reaped(demo("--duration", "30", "--workers", "2")) as process:
-        reader = collect(process, lines)
+        reader = collect(process, lines, errors)
         deadline = time.monotonic() + 30
         while not any("acquisitions=" in line and "acquisitions=0" not in line for line in lines):
             assert time.monotonic() < deadline and process.poll() is None, "".join(lines)
@@ -118,8 +127,8 @@ def test_ctrl_c_ends_with_a_summary_and_leaves_nothing(run_root: Path) -> None:
         reader.join(5)
         leftover = started_by(run_root, process.pid)
     stdout = "".join(lines)
-    assert process.returncode == 130
-    assert "lost increments: 0  [OK]" in stdout
+    assert process.returncode == 130, "".join(errors)
+    assert "lost increments: 0  [OK]" in stdout, stdout + "".join(errors)
     assert len(worker_counts(stdout)) == 2
     assert leftover == []
 
