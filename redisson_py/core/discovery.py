@@ -100,6 +100,14 @@ def read_master_counts(
         count = master_replica_count(reply[0])
         if cluster:
             count = max(count, own_replica_count(reply[1]))
+            if (
+                count == 0
+                and not view.replicas.get(master)
+                and keeps_replication_backlog(reply[0], never_promoted=True)
+            ):
+                # No view names a replica of this master yet (gossip on a fresh
+                # cluster), none is connected, yet one attached recently: wait for it.
+                count = 1
         counts[master] = count
     return view.with_master_counts(counts)
 

@@ -296,16 +296,22 @@ def master_replica_count(info: Any) -> int:
     return max(connected, lines)
 
 
-def keeps_replication_backlog(info: Any) -> bool:
+def keeps_replication_backlog(info: Any, *, never_promoted: bool = False) -> bool:
     """True when a master's ``INFO replication`` says it keeps a replication backlog
     (``repl_backlog_active:1``): Redis creates it when a replica attaches and frees it
     only ``repl-backlog-ttl`` (an hour by default) after the last one left, so a master
-    that keeps one has had a replica recently, even when none is connected now."""
+    that keeps one has had a replica recently, even when none is connected now.
+
+    A promoted replica keeps the backlog it had as a replica, with no replica of its
+    own; with ``never_promoted`` such a master (``second_repl_offset`` set) is not
+    counted."""
+    fields = {}
     for line in _text(info).splitlines():
         key, _, value = line.strip().partition(":")
-        if key == "repl_backlog_active":
-            return value.strip() == "1"
-    return False
+        fields[key] = value.strip()
+    if fields.get("repl_backlog_active") != "1":
+        return False
+    return not never_promoted or fields.get("second_repl_offset", "-1") == "-1"
 
 
 def parse_switch_master(message: Any) -> tuple[str, str, int] | None:

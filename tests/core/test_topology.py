@@ -198,3 +198,11 @@ def test_a_kept_replication_backlog_means_a_replica_attached_recently() -> None:
     assert keeps_replication_backlog(info)
     assert not keeps_replication_backlog(info.replace("active:1", "active:0"))
     assert not keeps_replication_backlog("role:master\r\n")
+
+
+def test_a_promoted_replica_keeps_a_backlog_but_had_no_replica_of_its_own() -> None:
+    info = "role:master\r\nconnected_slaves:0\r\nrepl_backlog_active:1\r\n"
+    promoted = info + "second_repl_offset:1234\r\n"
+    assert keeps_replication_backlog(info + "second_repl_offset:-1\r\n", never_promoted=True)
+    assert not keeps_replication_backlog(promoted, never_promoted=True)
+    assert keeps_replication_backlog(promoted)
