@@ -1,4 +1,4 @@
-"""The asyncio client: ``await Redisson.create(config)``."""
+"""The client: ``await Redisson.create(config)``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import redis.asyncio as aioredis
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.lock import Lock
 from redisson_py.asyncio.manager import ConnectionManager
 from redisson_py.asyncio.watchdog import Watchdog
@@ -21,10 +22,14 @@ R = TypeVar("R")
 
 
 class Redisson(ClientHandle[Lock, ConnectionManager]):
-    """A client for one Redis deployment, for asyncio tasks (see :class:`redisson_py.Redisson`).
+    """A client for one Redis deployment (any topology), for use from tasks.
 
-    Bound to the event loop it was created on. ``on_lock_lost`` callbacks run on that
-    loop, from the watchdog task.
+    Create it with :meth:`create`; it is meant to be shared by the tasks of its event
+    loop. Each client has its own id (a UUID): locks taken through two clients are
+    owned by different owners even within one task. :meth:`shutdown` (or leaving an
+    ``async with`` block) stops its background loops and closes its connections; locks
+    still held then expire after the watchdog timeout. ``on_lock_lost`` callbacks run
+    in the watchdog's background loop and must not block.
     """
 
     lock_class = Lock
@@ -36,10 +41,14 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         self._watchdog = Watchdog(self._state)
 
     @classmethod
-    async def create(
-        cls, config: Config, *, on_lock_lost: LostCallback | None = None
-    ) -> Redisson:
-        """Validate ``config``, connect, read the topology (raises as the sync twin)."""
+    async def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
+        """Validate ``config``, connect, and read the topology.
+
+        Raises :class:`~redisson_py.ConfigError` for a bad config,
+        :class:`~redisson_py.ConnectError` listing every address tried and why when no
+        server can be reached, :class:`~redisson_py.AuthError` when credentials are
+        refused.
+        """
         config.validate()
         return cls(config, await ConnectionManager.create(config), on_lock_lost)
 
@@ -47,22 +56,27 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         self, name: str, wait_time: float | None = None, lease_time: float | None = None
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]:
         """A decorator that runs each call of an ``async def`` function holding lock
-        ``name``, owned by the awaiting task (see the sync twin for the contract)::
+        ``name``::
 
             @client.synchronized("report:nightly", wait_time=5)
             async def build_report() -> None: ...
 
-        ``wait_time`` None waits for ever, else :class:`~redisson_py.LockTimeoutError`;
-        plain functions belong to the sync client (:class:`~redisson_py.ArgumentError`).
-        A task cancelled while it waits holds nothing; the lock is released when the
-        call ends, by return, exception or cancellation.
+        ``wait_time`` None waits for ever; otherwise a call that cannot have the lock in
+        time raises :class:`~redisson_py.LockTimeoutError` (a ``TimeoutError``) without
+        running. ``lease_time`` None keeps the lock with the watchdog for the whole call;
+        a lease makes it expire by itself, and then a call that outlives it raises
+        :class:`~redisson_py.LockNotOwnedError` when it returns. The lock is reentrant,
+        so a decorated function may call itself or another one on the same lock. The
+        arguments and the function are checked when decorating
+        (:class:`~redisson_py.ArgumentError` for a coroutine function on the threaded
+        client, a plain one on the asyncio client); after :meth:`shutdown` calls raise
+        :class:`~redisson_py.ClientClosedError`. The lock is released when the call
+        ends, by return, exception or interruption.
         """
 
-        def decorate(
-            func: Callable[P, Awaitable[R]],
-        ) -> Callable[P, Coroutine[Any, Any, R]]:
+        def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
             lock, wait, lease = self._synchronized_lock(
-                name, wait_time, lease_time, func, coroutine=True
+                name, wait_time, lease_time, func, coroutine=primitives.IS_ASYNC
             )
 
             @functools.wraps(func)
@@ -81,7 +95,8 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         return decorate
 
     def redis(self, name: str = "") -> aioredis.Redis:
-        """A redis-py asyncio client on the master that owns ``name``'s slot."""
+        """A redis-py client on the master that owns ``name``'s slot (any key in the
+        single, master/slave and sentinel modes), with the config's timeouts."""
         self._check_open()
         return self._manager.master_client(name)
 

@@ -1,18 +1,19 @@
-"""Runs a core flow in the current task: awaits each effect.
+"""Runs a core flow in the current task: performs each effect and sends back its outcome.
 
-The asyncio twin of :mod:`redisson_py.sync.driver`; the flows themselves are shared.
-Calls of a :class:`~redisson_py.core.effects.Gather` run concurrently (one pipelined
-round trip per node and manager). A cancellation is thrown into the flow like any
-error, so the flow can undo an acquire that was in flight before the task ends.
+The flows live in :mod:`redisson_py.core`; this is the whole of what a shell adds to
+them. A :class:`~redisson_py.core.effects.Gather` sends every call before it reads any
+reply (each manager sends first and reads later, one connection per node), so members
+on five masters cost one round trip, with no task or thread started per call. An error,
+cancellation included, is thrown into the flow at the point that yielded it, so the
+flow's own ``try``/``finally`` blocks decide retries and clean-up.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Generator
 from typing import Any, TypeVar
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -28,18 +29,16 @@ from redisson_py.core.effects import (
 
 T = TypeVar("T")
 
-_background: set[asyncio.Task[None]] = set()
-"""Background flows running now: the loop keeps only weak references to tasks."""
-
 
 async def _gather(effect: Gather) -> list[Any]:
     results: list[Any] = [None] * len(effect.calls)
-    shares = by_target(effect.calls)
-    batches = await asyncio.gather(
-        *(target.execute_many([effect.calls[i] for i in indexes]) for target, indexes in shares)
-    )
-    for (_target, indexes), outcomes in zip(shares, batches, strict=True):
-        for index, outcome in zip(indexes, outcomes, strict=True):
+    started = []
+    for target, indexes in by_target(effect.calls):
+        # Every target sends its share first; the replies are read afterwards, so the
+        # round trips of all targets overlap.
+        started.append((indexes, await target.start([effect.calls[i] for i in indexes])))
+    for indexes, batch in started:
+        for index, outcome in zip(indexes, await batch.finish(), strict=True):
             results[index] = outcome
     return results
 
@@ -54,7 +53,7 @@ async def perform(effect: Effect) -> Any:
         case WaitSignal():
             return await effect.subscription.wait(effect.timeout)
         case Sleep():
-            await asyncio.sleep(max(0.0, effect.seconds))
+            await primitives.sleep(effect.seconds)
             return None
         case Subscribe():
             return await effect.target.subscribe(effect.channel, effect.timeout)
@@ -62,27 +61,18 @@ async def perform(effect: Effect) -> Any:
             await effect.subscription.close()
             return None
         case Background():
-            task = asyncio.get_running_loop().create_task(
-                _run_quietly(effect.flow), name=effect.name
-            )
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+            flow = effect.flow
+            primitives.spawn(effect.name, lambda: run(flow))
             return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
-
-
-async def _run_quietly(flow: Generator[Effect, Any, Any]) -> None:
-    # See the sync twin: a background flow promises not to raise.
-    with contextlib.suppress(Exception):
-        await run(flow)
 
 
 async def run(flow: Generator[Effect, Any, T]) -> T:
     """Drive ``flow`` to its end in this task and return its value.
 
-    An effect's error, ``asyncio.CancelledError`` included, is thrown into the flow at
-    the point that yielded it; clean-up effects the flow yields then are still awaited,
-    and the cancellation propagates once the flow re-raises it.
+    An effect's error is thrown into the flow at the point that yielded it; clean-up
+    effects the flow yields then are still performed, and the error (a cancellation, a
+    KeyboardInterrupt) propagates once the flow re-raises it.
     """
     value: Any = None
     error: BaseException | None = None

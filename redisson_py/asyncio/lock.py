@@ -1,43 +1,39 @@
-"""The reentrant distributed lock for asyncio tasks (Redisson's ``RLock``)."""
+"""The reentrant distributed lock (Redisson's ``RLock``), owned by a task."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import weakref
 from types import TracebackType
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.core import lock_flows
-from redisson_py.core.handles import LockHandle, check_lease, check_wait
-from redisson_py.errors import ArgumentTypeError, UsageError
+from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
 
-_task_ids: weakref.WeakKeyDictionary[asyncio.Task[object], int] = weakref.WeakKeyDictionary()
-_next_id = itertools.count(1)
-
-
-def current_owner_id() -> str:
-    """The current task's owner id, unique within the process and never reused (a task's
-    ``id()`` can be), so a new task never inherits a finished one's holds."""
-    task = asyncio.current_task()
-    if task is None:
-        raise UsageError("an asyncio lock is owned by a task: call it from inside one")
-    owner = _task_ids.get(task)
-    if owner is None:
-        owner = _task_ids[task] = next(_next_id)
-    return f"task-{owner}"
+current_owner_id = primitives.current_owner_id
 
 
 class Lock(LockHandle):
-    """A reentrant lock on a Redis key, owned by the asyncio task that takes it.
+    """A reentrant lock on a Redis key, owned by the task that takes it.
 
-    The same semantics as :class:`redisson_py.Lock` (reentrancy, lease or watchdog,
-    pub/sub wake-up, lost-lock reporting), with ``await`` and ``async with``. A task
-    cancelled while its acquire is in flight undoes that acquire if it was applied.
+    Reentrant: the owning task may take it again and must release it as many times.
+    ``lease_time`` (seconds) makes a hold expire on its own, never renewed; without it
+    the client's watchdog keeps the key alive (watchdog timeout, renewed every third of
+    it) until ``unlock()``. A waiter subscribes to the lock's channel and wakes on the
+    release or after the holder's remaining TTL at the latest. A task interrupted while
+    its acquire is in flight undoes that acquire if it was applied.
+
+    Get one from the client's ``get_lock``. Also an async context manager and a stand-in
+    for :class:`asyncio.Lock`'s ``acquire``/``release``/``locked`` (each one a round
+    trip: whether a distributed lock is held is known only to Redis).
     """
 
     async def lock(self, lease_time: float | None = None) -> None:
-        """Wait until this task holds the lock, through failovers (as the sync twin)."""
+        """Wait until this task holds the lock.
+
+        Waits through failovers: connection errors and grants the replicas did not
+        acknowledge are retried for as long as it waits, with a WARNING log line at the
+        first failure and every tenth after it. Use :meth:`try_lock` for a deadline.
+        """
         lease = check_lease(self.name, lease_time)
         await run(self._flow(self._owner(), lock_flows.try_lock, None, lease))
         self._started(lease)
@@ -45,11 +41,11 @@ class Lock(LockHandle):
     async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
         """Take the lock if it can be had within ``wait_time`` seconds; True if taken.
 
-        Raises :class:`~redisson_py.NoSyncedReplicasError` as the sync twin does.
+        Raises :class:`~redisson_py.NoSyncedReplicasError` when the master granted it but
+        its replicas did not acknowledge in time until the deadline (the grant is undone).
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        owner = self._owner()
-        acquired: bool = await run(self._flow(owner, lock_flows.try_lock, wait, lease))
+        acquired: bool = await run(self._flow(self._owner(), lock_flows.try_lock, wait, lease))
         if acquired:
             self._started(lease)
         return acquired
@@ -58,37 +54,46 @@ class Lock(LockHandle):
         if lease is None:
             self._client._watchdog.ensure_running()
 
-    def _owner(self) -> str:
+    def _owner(self) -> int:
         owner = self.owner_id
-        return current_owner_id() if owner is None else str(owner)
+        return current_owner_id() if owner is None else int(owner)
 
     async def extend(self, seconds: float) -> None:
-        """Make this task's leased hold expire ``seconds`` from now, atomically and only
-        while it holds the lock; raises as the sync twin (``LockNotOwnedError`` when it
-        holds nothing, ``ArgumentError`` for ``seconds`` under 0.001 or a watchdog hold)."""
+        """Make this task's leased hold expire ``seconds`` from now (longer or
+        shorter), atomically and only while it holds the lock.
+
+        The client's watchdog then reports a loss only if the new lease runs out while
+        held. Raises :class:`~redisson_py.LockNotOwnedError` when this task holds
+        nothing (or its hold was reported lost), :class:`~redisson_py.ArgumentError` for
+        ``seconds`` under 0.001 or for a hold taken without a lease (the watchdog renews
+        that one; it has no lease to extend).
+        """
         seconds = self._check_extension(self.name, seconds)
         await run(self._flow(self._owner(), lock_flows.extend, seconds))
 
-    def owned_by(self, owner_id: str) -> Lock:
-        """This lock acting for owner ``owner_id`` (a task's :func:`current_owner_id`,
-        a string) instead of the current task, to hand a hold from one task to another:
-        ``await lock.owned_by(first_task_id).unlock()``.
+    def owned_by(self, owner_id: int) -> Lock:
+        """This lock acting for owner ``owner_id`` (a task's :func:`current_owner_id`)
+        instead of the current task: Redisson's explicit thread-id overloads, to hand a
+        hold from one task to another.
 
-        The same risks as the sync twin: both tasks act as one owner (the lock no longer
-        excludes one from the other), a watchdog hold stays renewed until that owner's
-        last unlock, and an unlock through the wrong view releases someone else's hold.
+        Task A takes the lock and passes ``current_owner_id()`` to task B, which
+        releases with ``lock.owned_by(a_id).unlock()``. Every method of the view acts for
+        that owner (``lock``, ``try_lock``, ``unlock``, ``extend``, ``hold_count``...).
+
+        Risks, all the caller's to manage: both tasks now act as one owner, so the
+        lock excludes neither from the other (reentrancy counts their holds together);
+        a watchdog hold stays renewed until that owner's last ``unlock()``, so a hold
+        handed to a task that never releases it is kept until the client shuts down;
+        and an ``unlock()`` through the wrong view releases someone else's hold (or
+        raises :class:`~redisson_py.LockNotOwnedError`). The view copies
+        ``on_lock_lost`` as it is now.
         """
-        if not isinstance(owner_id, str) or not owner_id:
-            raise ArgumentTypeError(
-                f"lock {self.name!r}: a task's owner id is a non-empty string (from"
-                f" current_owner_id()), not {owner_id!r}"
-            )
-        view: Lock = self._view(owner_id)
+        view: Lock = self._view(owner_of(self.name, owner_id))
         return view
 
     async def unlock(self) -> None:
-        """Release one hold; :class:`~redisson_py.LockNotOwnedError` if this task holds
-        none, or its hold was reported lost."""
+        """Release one hold. Raises :class:`~redisson_py.LockNotOwnedError` (a
+        ``RuntimeError``) if this task holds none, or its hold was reported lost."""
         await run(self._flow(self._owner(), lock_flows.unlock))
 
     async def force_unlock(self) -> bool:
@@ -97,21 +102,25 @@ class Lock(LockHandle):
         return result
 
     async def is_locked(self) -> bool:
+        """True when any owner holds the lock."""
         result: bool = await run(self._flow(self._owner(), lock_flows.is_locked))
         return result
 
     async def is_held_by_current_task(self) -> bool:
+        """True when this task (or, for an ``owned_by`` view, its owner) holds it."""
         result: bool = await run(self._flow(self._owner(), lock_flows.is_held))
         return result
 
-    is_held_by_current_thread = is_held_by_current_task
-    """The sync API's name, for code written against both."""
+    is_held_by_current_thread = is_held_by_current_task  # async only
+    """The threaded API's name, for code written against both."""  # async only
 
     async def hold_count(self) -> int:
+        """How many holds this task has (0 when none)."""
         result: int = await run(self._flow(self._owner(), lock_flows.hold_count))
         return result
 
     async def remain_time_to_live(self) -> float | None:
+        """Seconds until the lock's key expires; None when it is not locked."""
         owner = self._owner()
         result: float | None = await run(self._flow(owner, lock_flows.remain_time_to_live))
         return result
@@ -119,18 +128,22 @@ class Lock(LockHandle):
     # asyncio.Lock's protocol
 
     async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Like the sync ``acquire``: blocking for ever by default."""
-        if not blocking:
-            return await self.try_lock(0.0)
-        if timeout is None or timeout < 0:
+        """As :meth:`asyncio.Lock.acquire`, with the watchdog keeping the lock;
+        ``blocking=False`` tries once, and ``timeout`` (seconds; -1 waits for ever) bounds
+        the wait."""
+        wait = acquire_wait(self.name, blocking, timeout)
+        if wait is None:
             await self.lock()
             return True
-        return await self.try_lock(timeout)
+        return await self.try_lock(wait)
 
     async def release(self) -> None:
+        """As :meth:`asyncio.Lock.release`: same as :meth:`unlock`."""
         await self.unlock()
 
     async def locked(self) -> bool:
+        """As :meth:`asyncio.Lock.locked`: same as :meth:`is_locked` (held by anyone,
+        asked of Redis)."""
         return await self.is_locked()
 
     async def __aenter__(self) -> Lock:

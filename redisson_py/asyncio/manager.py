@@ -1,15 +1,24 @@
-"""The asyncio connection manager: the twin of :mod:`redisson_py.sync.manager`.
+"""The connection manager: routes each lock to its master and keeps knowing it.
 
-Routing, planning and batching are shared (:class:`~redisson_py.core.manager_base.ManagerBase`);
-this module adds the awaited sockets, a scanner task instead of a thread, and the
-sentinel ``+switch-master`` watcher as a task.
+One manager per client. It keeps the current :class:`~redisson_py.core.topology.TopologyView`
+(refreshed by a scanner loop every scan interval, at once after a connection error, a
+MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
+connections (so a ``WAIT`` follows its write on the same connection, and calls to many
+masters are sent before any reply is read), and owns the pub/sub service. Routing,
+planning, batching and the re-send rules (NOSCRIPT, MOVED, ASK) are shared
+(:class:`~redisson_py.core.manager_base.ManagerBase`, :func:`redisson_py.core.wire.settle`).
+
+Why not redis-py's ``RedisCluster``/``Sentinel`` clients for the lock commands: they pick
+a connection per command and retry on their own, so neither "WAIT on the connection that
+wrote" nor "send to five masters, then read" can be expressed, and a blind resend of an
+acquire would count twice. Pools, sockets, TLS, RESP parsing, error classes and the
+CRC16 slot function are redis-py's.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -20,9 +29,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.pools import NodePools, checkout
-from redisson_py.asyncio.pubsub import PubSubService, Subscription
+from redisson_py.asyncio.pubsub import PubSubService, Subscription, close_pubsub
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
 from redisson_py.core.effects import Call, CallResult, Direct
@@ -36,15 +46,15 @@ from redisson_py.core.manager_base import (
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
 from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Done, Planned, Resend, interpret
+from redisson_py.core.wire import Planned, settle
 
 log = logging.getLogger("redisson_py.connection")
 
-_IO_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError)
+_IO_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
 class ConnectionManager(ManagerBase):
-    """Routes lock names to masters for one asyncio client."""
+    """Routes lock names to masters for one client; see the module docstring."""
 
     def __init__(self, config: Config):
         super().__init__(config)
@@ -55,46 +65,59 @@ class ConnectionManager(ManagerBase):
             wait_timeout=section.timeout,
         )
         self.pubsub = PubSubService(self)
-        self._closed = asyncio.Event()
-        self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._closed = primitives.Event()
+        self._wake = primitives.Event()
+        self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
+        self._pid = os.getpid()
         self._last_refresh = 0.0
+
+    # --- lifecycle -----------------------------------------------------------------
 
     @classmethod
     async def create(cls, config: Config) -> ConnectionManager:
-        """Connect, read the topology and start watching it (see the sync twin)."""
+        """Connect, read the topology and start watching it; raises ConnectError or
+        AuthError (listing every address tried) when the servers cannot be used."""
         manager = cls(config)
         try:
             manager.view = await run(manager.mode.startup(manager))
         except BaseException:
             await manager.pools.close()
             raise
-        manager._tasks.append(asyncio.create_task(manager._scan_loop(), name="redisson-py-scan"))
         if isinstance(manager.mode, SentinelMode):
-            manager._tasks.append(
-                asyncio.create_task(manager._watch_sentinels(), name="redisson-py-sentinel")
+            manager._workers.append(
+                primitives.Worker("redisson-py-sentinel", manager._watch_sentinels)
             )
+        manager._start_workers()
         return manager
 
+    def _start_workers(self) -> None:
+        self._pid = os.getpid()
+        for worker in self._workers:
+            worker.start()
+
+    def _check_fork(self) -> None:
+        # A forked child has none of its parent's threads; redis-py resets the pools.
+        if self._pid != os.getpid():
+            self.pubsub.after_fork()
+            self._start_workers()
+
     async def close(self) -> None:
-        """Stop the tasks and close every connection; idempotent."""
+        """Stop the background loops and close every connection; idempotent."""
         self._closed.set()
         self._wake.set()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks = []
+        for worker in self._workers:
+            await worker.stop()
         await self.pubsub.close()
         await self.pools.close()
 
+    # --- clients for the user's own commands -------------------------------------------
+
     def master_client(self, name: str) -> aioredis.Redis:
-        """A redis-py asyncio client on the master that owns ``name`` now."""
+        """A redis-py client on the master that owns ``name`` now."""
         return self.pools.client(self.master_address(name))
 
     def read_client(self, name: str) -> aioredis.Redis:
-        """A redis-py asyncio client on the node ``readMode`` picks for reading ``name``."""
+        """A redis-py client on the node ``readMode`` picks for reading ``name``."""
         address = self.mode.read_address(self.view, name) or self.master_address(name)
         return self.pools.client(address)
 
@@ -104,98 +127,98 @@ class ConnectionManager(ManagerBase):
         address, timeout, sentinel = key
         return self.pools.get(address, timeout, sentinel=sentinel)
 
-    async def _roundtrip_on(self, key: ConnectionKey, commands: list[Any]) -> list[Any]:
-        """Send ``commands`` on one connection of ``key``'s pool and read one reply each
-        (error replies as exceptions), all within the key's reply timeout, connecting
-        included. A connection that failed, timed out or was cancelled mid-way is closed,
-        never reused."""
+    def _failed(self, error: BaseException, address: Address) -> BaseException:
+        """Note a failed round trip on ``address``; the error to raise for it."""
+        if not isinstance(error, _IO_ERRORS):
+            return error
+        self.suspect(address)
+        if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
+            # The round trip's own timer ran out (a task's timeout): say it as redis-py would.
+            error = RedisTimeoutError(f"Timeout talking to {address}")
+        note_node(error, address)
+        return error
+
+    async def _send(self, key: ConnectionKey, commands: list[Any]) -> Any:
+        """Send ``commands`` on one connection of ``key``'s pool; return the connection."""
         address, timeout = key[0], key[1] or self.command_timeout
         pool = self._pool(key)
         idle = self.pools.idle(pool)
         connection = idle.take()
-        if connection is not None and await _stale(connection):
-            # See the sync twin: closed by the server; it reconnects on send.
+        if connection is not None and await primitives.stale(connection):
+            # The server closed it (a restart, a failover, an idle timeout): a command
+            # sent on it would fail, or be lost, for nothing. It reconnects on send.
             await connection.disconnect()
-        replies: list[Any] = []
         try:
-            # One timeout for the whole round trip, the connect of a new connection
-            # included: redis-py's own (socket_timeout) wraps every send in
-            # asyncio.wait_for, a task per command, and bounds each step separately.
-            async with asyncio.timeout(timeout):
+            async with primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = await checkout(pool)
                 await connection.send_packed_command(connection.pack_commands(commands))
-                for _ in commands:
+        except BaseException as error:
+            if connection is not None:
+                await connection.disconnect()
+                idle.give(connection)
+            replacement = self._failed(error, address)
+            if replacement is not error:
+                raise replacement from error
+            raise
+        return connection
+
+    async def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
+        """Read ``count`` replies (error replies as exceptions) and give the connection
+        back; a connection that failed, timed out or was cancelled mid-way is closed,
+        never reused."""
+        address, timeout = key[0], key[1] or self.command_timeout
+        replies: list[Any] = []
+        try:
+            async with primitives.round_trip_timeout(timeout):
+                for _ in range(count):
                     try:
                         replies.append(await connection.read_response())
                     except ResponseError as error:
                         replies.append(error)
         except BaseException as error:
-            if connection is not None:
-                await connection.disconnect()
-            if isinstance(error, _IO_ERRORS):
-                note_node(error, address)
-                self.suspect(address)
-            if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
-                timeout_error = RedisTimeoutError(f"Timeout talking to {address}")
-                note_node(timeout_error, address)
-                raise timeout_error from error
+            await connection.disconnect()
+            replacement = self._failed(error, address)
+            if replacement is not error:
+                raise replacement from error
             raise
         finally:
-            if connection is not None:
-                idle.give(connection)
+            self.pools.idle(self._pool(key)).give(connection)
         return replies
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:
-        return await self._roundtrip_on(self.pool_key(planned), planned.commands())
+        key, commands = self.pool_key(planned), planned.commands()
+        connection = await self._send(key, commands)
+        return await self._receive(key, connection, len(commands))
 
     async def _settle(self, planned: Planned, replies: list[Any]) -> Any:
         """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
-        while True:
-            outcome = interpret(planned, replies)
-            if isinstance(outcome, Done):
-                return outcome.value
-            if isinstance(outcome, Resend):
-                if outcome.moved:
-                    self.suspect(None)
-                planned = outcome.planned
-                replies = await self._roundtrip(planned)
-                continue
-            if outcome.suspect:
-                self.suspect(planned.address)
-            raise outcome.error
+        steps = settle(planned, replies, self.suspect)
+        try:
+            resend = next(steps)
+            while True:
+                resend = steps.send(await self._roundtrip(resend))
+        except StopIteration as done:
+            return done.value
 
     async def execute(self, effect: Call | Direct) -> CallResult | tuple[Any, ...]:
         """Run one call (or direct command list) and return its outcome."""
+        if self._pid != os.getpid():
+            self._check_fork()
         planned = self.plan(effect)
         return await self._settle(planned, await self._roundtrip(planned))  # type: ignore[no-any-return]
 
-    async def execute_many(self, effects: Sequence[Call | Direct]) -> list[Any]:
-        """Run ``effects`` concurrently, one pipelined round trip per node; one outcome
-        (or exception) per effect, never raising for one effect's failure."""
-        outcomes, groups = self.group(effects)
-
-        async def one_node(key: ConnectionKey, members: list[tuple[int, Planned]]) -> None:
-            commands = [c for _, planned in members for c in planned.commands()]
-            try:
-                replies = await self._roundtrip_on(key, commands)
-            except Exception as error:
-                for index, _ in members:
-                    outcomes[index] = error
-                return
-            offset = 0
-            for index, planned in members:
-                count = len(planned.commands())
-                try:
-                    outcomes[index] = await self._settle(planned, replies[offset : offset + count])
-                except Exception as error:
-                    outcomes[index] = error
-                offset += count
-
-        await asyncio.gather(*(one_node(key, members) for key, members in groups.items()))
-        return outcomes
+    async def start(self, effects: Sequence[Call | Direct]) -> _Batch:
+        """Send ``effects`` now (one connection per node); read them in ``finish()``."""
+        if self._pid != os.getpid():
+            self._check_fork()
+        batch = _Batch(self, effects)
+        await batch.send()
+        return batch
 
     async def subscribe(self, channel: str, timeout: float) -> Subscription:
+        if self._pid != os.getpid():
+            self._check_fork()
         return await self.pubsub.subscribe(channel, timeout)
 
     # --- topology refresh ------------------------------------------------------------
@@ -213,14 +236,11 @@ class ConnectionManager(ManagerBase):
     async def _scan_loop(self) -> None:
         interval = self.mode.scan_interval or 1.0
         while not self._closed.is_set():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+            await self._wake.wait(interval)
             self._wake.clear()
             if self._closed.is_set():
                 return
-            pause = REFRESH_THROTTLE - (time.monotonic() - self._last_refresh)
-            if pause > 0:
-                await asyncio.sleep(pause)
+            await primitives.sleep(REFRESH_THROTTLE - (time.monotonic() - self._last_refresh))
             try:
                 await self.refresh()
             except Exception as error:  # keep the last view; try again next time
@@ -231,7 +251,8 @@ class ConnectionManager(ManagerBase):
                 log.debug("resubscription failed: %s", error)
 
     async def _watch_sentinels(self) -> None:
-        """Listen for ``+switch-master`` on one sentinel after another (see the sync twin)."""
+        """Listen for ``+switch-master`` on one sentinel after another; each one seen
+        triggers a refresh at once (polling alone would take a scan interval)."""
         assert isinstance(self.mode, SentinelMode)
         index = 0
         while not self._closed.is_set():
@@ -248,30 +269,52 @@ class ConnectionManager(ManagerBase):
                         if parsed and parsed[0] == self.mode.master_name:
                             log.info("sentinel %s: +switch-master %s", address, message["data"])
                             self._wake.set()
-            except asyncio.CancelledError:
+            except primitives.Cancelled:
                 raise
             except Exception as error:
                 log.debug("sentinel %s watch ended: %s", address, error)
-                await asyncio.sleep(0.5)
+                await self._closed.wait(0.5)
             finally:
-                with contextlib.suppress(Exception):
-                    await _close(pubsub)
+                await close_pubsub(pubsub)
 
 
-async def _stale(connection: Any) -> bool:
-    """True when an idle connection has something to read (see the sync twin)."""
-    if not connection.is_connected:
-        return False
-    # can_read() since redis-py 8 (can_read_destructive() deprecated there), before it
-    # only can_read_destructive().
-    check = getattr(connection, "can_read", None) or connection.can_read_destructive
-    try:
-        return bool(await check())
-    except Exception:
-        return True
+class _Batch:
+    """Calls sent to their nodes at once, one connection and one round trip per node;
+    ``finish()`` reads and settles them, one outcome (or exception) per call."""
 
+    def __init__(self, manager: ConnectionManager, effects: Sequence[Call | Direct]):
+        self.manager = manager
+        self.outcomes, self.groups = manager.group(effects)
+        self.sent: list[tuple[ConnectionKey, Any, list[tuple[int, Planned, int]]]] = []
 
-async def _close(pubsub: Any) -> None:
-    # aclose() since redis-py 5.0.1; reset() before (deprecated after).
-    closer = getattr(pubsub, "aclose", None) or pubsub.reset
-    await closer()
+    async def send(self) -> None:
+        for key, members in self.groups.items():
+            wires = [planned.commands() for _, planned in members]
+            counted = [(i, p, len(w)) for (i, p), w in zip(members, wires, strict=True)]
+            try:
+                connection = await self.manager._send(key, [c for wire in wires for c in wire])
+            except Exception as error:
+                for index, _ in members:
+                    self.outcomes[index] = error
+                continue
+            self.sent.append((key, connection, counted))
+
+    async def finish(self) -> list[Any]:
+        for key, connection, members in self.sent:
+            try:
+                total = sum(count for _, _, count in members)
+                replies = await self.manager._receive(key, connection, total)
+            except Exception as error:
+                for index, _, _ in members:
+                    self.outcomes[index] = error
+                continue
+            offset = 0
+            for index, planned, count in members:
+                try:
+                    self.outcomes[index] = await self.manager._settle(
+                        planned, replies[offset : offset + count]
+                    )
+                except Exception as error:
+                    self.outcomes[index] = error
+                offset += count
+        return self.outcomes

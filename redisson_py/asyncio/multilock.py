@@ -1,4 +1,4 @@
-"""MultiLock and RedLock for asyncio tasks (the twins of :mod:`redisson_py.sync.multilock`)."""
+"""MultiLock (all of its locks) and RedLock (a majority), owned by a task."""
 
 from __future__ import annotations
 
@@ -9,85 +9,88 @@ from typing import Any
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import current_owner_id
 from redisson_py.core import multi_flows
-from redisson_py.core.handles import GroupHandle, RedLockHandle
+from redisson_py.core.handles import GroupHandle, RedLockHandle, acquire_wait
 
 
 class MultiLock(GroupHandle):
-    """All-or-nothing over locks from any asyncio clients and nodes; see the sync twin."""
+    """All-or-nothing over locks from any clients and nodes.
+
+    One round sends the acquires to every node at once (no task or thread per call); a
+    round that misses any member releases what it got and is retried until
+    ``wait_time`` is spent. Reentrant like its members; the owner is the current task.
+    Without a lease each member's client's watchdog renews it, and losing any member
+    reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
+    """
 
     async def lock(self, lease_time: float | None = None) -> None:
+        """Wait until every member is held."""
         await self.try_lock(None, lease_time)
 
     async def try_lock(
         self, wait_time: float | None = 0.0, lease_time: float | None = None
     ) -> bool:
+        """Take every member within ``wait_time`` seconds (None: for ever); True if held.
+
+        Raises :class:`~redisson_py.LockUnavailableError` when members failed (down,
+        paused past the member timeout, refusing) rather than being held by others.
+        """
         wait, lease = self._check(wait_time, lease_time)
         owner = current_owner_id()
-        acquired: bool = await run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.try_lock(
-                    self._group, self._refs(owner), owner, wait, lease,
-                    member_timeout=self.member_timeout,
-                ),
-            )
+        refs = self._refs(owner)
+        flow = multi_flows.try_lock(
+            self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
         )
+        acquired: bool = await run(multi_flows.guarded(self._group, flow))
         if acquired and lease is None:
             for lock in self.locks:
                 lock._client._watchdog.ensure_running()
         return acquired
 
     async def unlock(self) -> None:
+        """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
+        when this task did not hold the group or it was lost."""
         owner = current_owner_id()
-        await run(
-            multi_flows.guarded(
-                self._group, multi_flows.unlock(self._group, self._refs(owner), owner)
-            )
-        )
+        flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
+        await run(multi_flows.guarded(self._group, flow))
 
     def is_held_by_current_task(self) -> bool:
-        return self._group.held_count(current_owner_id()) > 0
+        """True while this task holds the group (as far as this process knows)."""
+        return self._group.held_count(str(current_owner_id())) > 0
 
-    is_held_by_current_thread = is_held_by_current_task
+    is_held_by_current_thread = is_held_by_current_task  # async only
 
     async def is_locked(self) -> bool:
-        """True when the group is held by anyone (every member of a MultiLock, a quorum
-        of a RedLock); see the sync twin."""
-        result: bool = await run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.is_locked(self._group, self._refs(current_owner_id())),
-            )
-        )
+        """True when the group is held by anyone: every member locked (a MultiLock), a
+        quorum of members locked (a RedLock); asked of every member at once. Raises
+        :class:`~redisson_py.LockUnavailableError` when members that did not answer
+        could have decided it."""
+        flow = multi_flows.is_locked(self._group, self._refs(current_owner_id()))
+        result: bool = await run(multi_flows.guarded(self._group, flow))
         return result
 
     async def force_unlock(self) -> bool:
-        """Unlock every member whoever holds it; True if any was locked (see the sync twin)."""
-        result: bool = await run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.force_unlock(self._group, self._refs(current_owner_id())),
-            )
-        )
+        """Unlock every member whoever holds it; True if any member was locked. Owners
+        that held the group find it gone at their ``unlock()``
+        (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
+        :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
+        flow = multi_flows.force_unlock(self._group, self._refs(current_owner_id()))
+        result: bool = await run(multi_flows.guarded(self._group, flow))
         return result
 
-    # asyncio.Lock's protocol, as the asyncio Lock of this package has it
+    # asyncio.Lock's protocol
 
     async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Like :meth:`redisson_py.asyncio.Lock.acquire`: waits for ever by default."""
-        if not blocking:
-            return await self.try_lock(0.0)
-        if timeout is None or timeout < 0:
-            return await self.try_lock(None)
-        return await self.try_lock(timeout)
+        """As :meth:`asyncio.Lock.acquire`: every member (a quorum for a RedLock), kept
+        by the watchdog; ``blocking=False`` tries once, ``timeout`` -1 waits for ever."""
+        return await self.try_lock(acquire_wait(self._group.label, blocking, timeout))
 
     async def release(self) -> None:
+        """As :meth:`asyncio.Lock.release`: same as :meth:`unlock`."""
         await self.unlock()
 
     async def locked(self) -> bool:
-        """Same as :meth:`is_locked`: a coroutine that asks Redis, unlike
-        :meth:`asyncio.Lock.locked` (sync, local), because whether a distributed lock is
-        held is only known there; as :meth:`redisson_py.asyncio.Lock.locked`."""
+        """As :meth:`asyncio.Lock.locked`: same as :meth:`is_locked` (held by anyone,
+        asked of Redis)."""
         return await self.is_locked()
 
     async def __aenter__(self) -> MultiLock:
@@ -104,7 +107,9 @@ class MultiLock(GroupHandle):
 
 
 class RedLock(RedLockHandle, MultiLock):
-    """A majority of locks on independent masters, with Redlock's validity check."""
+    """A majority (n // 2 + 1) of locks on independent masters, with Redlock's validity
+    check: a round counts only if the lease left after it, minus clock drift
+    (lease x 1% + 2 ms), is positive. Release goes to every member."""
 
     @classmethod
     def for_name(cls, name: str, clients: Iterable[Any], **kwargs: Any) -> RedLock:

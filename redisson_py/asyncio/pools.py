@@ -1,4 +1,5 @@
-"""redis-py asyncio connection pools per node (see :mod:`redisson_py.core.pool_registry`)."""
+"""redis-py connection pools per node (see :mod:`redisson_py.core.pool_registry` for
+how pools are keyed and why)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
 from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
 
@@ -33,9 +35,10 @@ class NodePools(PoolRegistry[aioredis.ConnectionPool]):
         def make_pool(kwargs: dict[str, Any], pubsub: bool) -> aioredis.ConnectionPool:
             if pubsub:
                 return aioredis.ConnectionPool(**kwargs)
-            # Command connections are timed by the manager, one asyncio.timeout a round
-            # trip (redis-py's socket_timeout would start a task for every send).
-            kwargs["socket_timeout"] = None
+            if primitives.TIMES_ROUND_TRIPS:
+                # The manager times each round trip as a whole (redis-py's socket
+                # timeout would start a task for every send there).
+                kwargs["socket_timeout"] = None
             blocking: Any = aioredis.BlockingConnectionPool  # untyped in redis-py
             pool: aioredis.ConnectionPool = blocking(
                 max_connections=max_connections, timeout=wait_timeout, **kwargs
@@ -51,8 +54,8 @@ class NodePools(PoolRegistry[aioredis.ConnectionPool]):
         )
 
     def client(self, address: Address) -> aioredis.Redis:
-        """A redis-py asyncio client on ``address`` for the user's own commands, with
-        the config's socket timeout (its own pool: the lock's pools time differently)."""
+        """A redis-py client on ``address`` for the user's own commands, with the
+        config's socket timeout (its own pool: the lock's pools time differently)."""
         client = self._clients.get(address)
         if client is None:
             kwargs = self.kwargs(address, None, sentinel=False, pubsub=False)

@@ -1,23 +1,26 @@
-"""Pub/sub for the asyncio client: one connection and one reader task per node.
+"""Pub/sub: one connection and one reader loop per node, shared by the waiters.
 
-The twin of :mod:`redisson_py.sync.pubsub`: the same shared
-:class:`~redisson_py.core.subscriptions.SubscriptionTable`, with futures instead of
-condition variables (everything runs on the client's event loop, so no lock is needed).
-The client's watchdog is told when a node's connection drops and when it is back.
+Waiters of one client share one subscription per channel
+(:class:`~redisson_py.core.subscriptions.SubscriptionTable` keeps the count and the
+wake-up permits). Each node's connection has a reader loop that turns messages into
+permits. When that connection fails, or the manager's view moves a channel to another
+node (failover, slot migration), the channel is subscribed again where it now belongs
+and every waiter is woken to retry at once, without restarting the client. The client's
+watchdog is told when a node's connection drops and when it is back
+(:meth:`PubSubService.add_node_listener`): a restart may have taken its locks.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections import deque
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.client import PubSub
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
 from redisson_py.core.subscriptions import ChannelSub, SubscriptionTable
 
@@ -27,37 +30,45 @@ if TYPE_CHECKING:
 log = logging.getLogger("redisson_py.pubsub")
 
 READ_TICK = 0.5
+"""How often a reader loop looks up from its connection: to stop, and to unsubscribe
+the channels idle past their grace period."""
 
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+async def close_pubsub(pubsub: Any) -> None:
+    """Close a redis-py ``PubSub``; errors are dropped (its connection is going anyway)."""
+    # aclose() since redis-py 5.0.1; reset() before (deprecated after).
+    closer = getattr(pubsub, "aclose", None) or pubsub.reset
+    try:
+        await closer()
+    except Exception as error:
+        log.debug("closing pub/sub: %s", error)
+
+
 class _Listener:
-    """One pub/sub connection to one node and the task that reads it."""
+    """One pub/sub connection to one node and the loop that reads it."""
 
     def __init__(self, service: PubSubService, address: Address, sharded: bool):
         self.service = service
         self.address = address
         self.sharded = sharded
-        self.pubsub: Any = PubSub(service.manager.pools.get(address, pubsub=True))
-        self.confirmations: dict[str, asyncio.Future[None]] = {}
-        self.task: asyncio.Task[None] | None = None
+        pool = service.manager.pools.get(address, pubsub=True)
+        self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
+        self.confirmations: dict[str, primitives.Event] = {}
+        self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
 
-    async def subscribe(self, channel: str) -> asyncio.Future[None]:
-        """Send the subscribe; the future completes when the node confirms it."""
-        confirmed = self.confirmations.get(channel)
-        if confirmed is None:
-            confirmed = asyncio.get_running_loop().create_future()
-            self.confirmations[channel] = confirmed
+    async def subscribe(self, channel: str) -> primitives.Event:
+        """Send the subscribe; the returned event is set when the node confirms it."""
+        confirmed = self.confirmations.setdefault(channel, primitives.Event())
         if self.sharded:
             await self.pubsub.ssubscribe(channel)
         else:
             await self.pubsub.subscribe(channel)
-        if self.task is None:
-            name = f"redisson-py-pubsub-{self.address.port}"
-            self.task = asyncio.create_task(self._read(), name=name)
+        self.reader.start()
         return confirmed
 
     async def unsubscribe(self, channel: str) -> None:
@@ -66,23 +77,22 @@ class _Listener:
                 await self.pubsub.sunsubscribe(channel)
             else:
                 await self.pubsub.unsubscribe(channel)
-        except Exception as error:  # the reader notices a broken connection
+        except Exception as error:  # the connection is going anyway; the reader notices
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 
     async def _read(self) -> None:
-        loop = asyncio.get_running_loop()
-        swept = loop.time()
+        swept = time.monotonic()
         while not self.stopped:
             try:
                 message = await self.pubsub.get_message(timeout=READ_TICK)
-            except asyncio.CancelledError:
+            except primitives.Cancelled:
                 raise
             except Exception as error:
                 if not self.stopped:
                     await self.service._listener_failed(self, error)
                 return
-            if loop.time() - swept >= READ_TICK:
-                swept = loop.time()
+            if time.monotonic() - swept >= READ_TICK:
+                swept = time.monotonic()
                 await self.service._sweep()
             if message is None:
                 continue
@@ -91,19 +101,16 @@ class _Listener:
             if kind in ("message", "smessage"):
                 self.service._deliver(channel)
             elif kind in ("subscribe", "ssubscribe"):
-                confirmed = self.confirmations.pop(channel, None)
-                if confirmed is not None and not confirmed.done():
-                    confirmed.set_result(None)
+                event = self.confirmations.pop(channel, None)
+                if event is not None:
+                    event.set()
                 self.service._confirmed(self.address)
 
     async def close(self) -> None:
         self.stopped = True
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
-        with contextlib.suppress(Exception):
-            await _close(self.pubsub)
+        # Not awaited: a threaded reader stops at its next read of the closed connection.
+        await self.reader.stop(wait=False)
+        await close_pubsub(self.pubsub)
 
 
 class Subscription:
@@ -123,14 +130,15 @@ class Subscription:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._service._leave(self._sub)
+            self._service._leave(self._sub)
 
 
 class PubSubService:
-    """Subscriptions of one asyncio client, placed by its connection manager."""
+    """Subscriptions of one client, placed by its connection manager."""
 
     def __init__(self, manager: ConnectionManager):
         self.manager = manager
+        self._lock = primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
         self._node_listeners: list[Callable[[Address], None]] = []
@@ -138,14 +146,17 @@ class PubSubService:
         self._reconnecting: set[Address] = set()
 
     def add_node_listener(self, callback: Callable[[Address], None]) -> None:
-        """Call ``callback(address)`` (on the loop; it must not block) when a node's
-        pub/sub connection drops, and when a subscription on that node is confirmed
-        again afterwards: the node may have restarted and lost its keys."""
-        if callback not in self._node_listeners:
-            self._node_listeners.append(callback)
+        """Call ``callback(address)`` (from a reader loop; it must not block) when a
+        node's pub/sub connection drops, and when a subscription on that node is
+        confirmed again afterwards: the node may have restarted and lost its keys."""
+        with self._lock:
+            if callback not in self._node_listeners:
+                self._node_listeners.append(callback)
 
     def _notify_node(self, address: Address) -> None:
-        for callback in list(self._node_listeners):
+        with self._lock:
+            callbacks = list(self._node_listeners)
+        for callback in callbacks:
             try:
                 callback(address)
             except Exception:
@@ -154,12 +165,19 @@ class PubSubService:
     def _confirmed(self, address: Address) -> None:
         """A subscription on ``address`` was confirmed: tell the node listeners if its
         connection had failed before (it is back)."""
-        if address in self._reconnecting:
+        if not self._reconnecting:
+            return
+        with self._lock:
+            if address not in self._reconnecting:
+                return
             self._reconnecting.discard(address)
-            self._notify_node(address)
+        self._notify_node(address)
 
     def __len__(self) -> int:
-        return len(self._table)
+        """How many channels are subscribed (0 once every waiter has left and the idle
+        grace period has passed)."""
+        with self._lock:
+            return len(self._table)
 
     def _listener(self, address: Address) -> _Listener:
         listener = self._listeners.get(address)
@@ -168,138 +186,143 @@ class PubSubService:
             self._listeners[address] = listener
         return listener
 
-    async def _place(self, sub: ChannelSub) -> asyncio.Future[None] | None:
+    async def _place(self, sub: ChannelSub) -> primitives.Event | None:
+        """Subscribe ``sub`` where the view says it belongs (caller holds the lock)."""
         address = self.manager.mode.pubsub_address(self.manager.view, sub.channel)
-        sub.address = address
         if address is None:
+            sub.address = None
             return None
-        return await self._listener(address).subscribe(sub.channel)
+        confirmed = await self._listener(address).subscribe(sub.channel)
+        sub.address = address
+        return confirmed
 
     async def subscribe(self, channel: str, timeout: float) -> Subscription:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
         the node's confirmation, so a message published after this returns is seen."""
-        sub, created = self._table.join(channel, deque)
+        with self._lock:
+            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock))
+            confirmed = None
+            try:
+                if created:
+                    confirmed = await self._place(sub)
+                elif sub.address is not None:
+                    listener = self._listeners.get(sub.address)
+                    confirmed = listener.confirmations.get(channel) if listener else None
+            except BaseException:
+                self._table.leave(sub, time.monotonic())
+                await self._drop_locked(sub)
+                raise
         try:
-            if created:
-                confirmed = await self._place(sub)
-            else:
-                listener = self._listeners.get(sub.address) if sub.address else None
-                confirmed = listener.confirmations.get(channel) if listener else None
-            if confirmed is not None:
-                await asyncio.wait_for(asyncio.shield(confirmed), timeout)
-        except TimeoutError:
-            await self._drop(sub)
+            ok = confirmed is None or await confirmed.wait(timeout)
+        except BaseException:  # cancelled while waiting
+            ok = False
+            raise
+        finally:
+            if not ok:
+                with self._lock:
+                    self._table.leave(sub, time.monotonic())
+                    await self._drop_locked(sub)
+        if not ok:
             raise RedisTimeoutError(
                 f"subscribing to {channel!r} on {sub.address} timed out after {timeout:g} s"
-            ) from None
-        except BaseException:
-            await self._drop(sub)
-            raise
+            )
         return Subscription(self, sub)
 
     async def _wait(self, sub: ChannelSub, timeout: float) -> bool:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not sub.take():
-            left = deadline - loop.time()
-            if left <= 0:
-                return False
-            waiter: asyncio.Future[None] = loop.create_future()
-            sub.waker.append(waiter)
-            try:
-                await asyncio.wait_for(waiter, left)
-            except TimeoutError:
-                pass
-            finally:
-                with contextlib.suppress(ValueError):
-                    sub.waker.remove(waiter)
-        return True
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not sub.take():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                await sub.waker.wait(left)
+            return True
 
-    async def _leave(self, sub: ChannelSub) -> None:
-        # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader task
+    def _leave(self, sub: ChannelSub) -> None:
+        # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader
         # once its grace period is over (see core.subscriptions).
-        self._table.leave(sub, asyncio.get_running_loop().time())
+        with self._lock:
+            self._table.leave(sub, time.monotonic())
 
-    async def _unsubscribe(self, sub: ChannelSub) -> None:
+    async def _drop_locked(self, sub: ChannelSub) -> None:
+        """Forget ``sub`` and unsubscribe it on its node (caller holds the lock)."""
+        self._table.discard(sub)
+        await self._unsubscribe_locked(sub)
+
+    async def _unsubscribe_locked(self, sub: ChannelSub) -> None:
         listener = self._listeners.get(sub.address) if sub.address is not None else None
         if listener is not None:
             listener.confirmations.pop(sub.channel, None)
             await listener.unsubscribe(sub.channel)
 
-    async def _drop(self, sub: ChannelSub) -> None:
-        """Forget ``sub`` (its subscription failed, or nobody waits for it any more)."""
-        self._table.leave(sub, asyncio.get_running_loop().time())
-        self._table.discard(sub)
-        await self._unsubscribe(sub)
-
     async def _sweep(self) -> None:
         """Unsubscribe the channels that have been idle past their grace period."""
-        for sub in self._table.expired(asyncio.get_running_loop().time()):
-            await self._unsubscribe(sub)
-
-    @staticmethod
-    def _wake(sub: ChannelSub, everyone: bool) -> None:
-        waiters: deque[asyncio.Future[None]] = sub.waker
-        while waiters:
-            waiter = waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                if not everyone:
-                    return
+        with self._lock:
+            for sub in self._table.expired(time.monotonic()):
+                await self._unsubscribe_locked(sub)
 
     def _deliver(self, channel: str) -> None:
-        sub = self._table.get(channel)
-        if sub is not None:
-            sub.signal_one()
-            self._wake(sub, everyone=False)
+        with self._lock:
+            sub = self._table.get(channel)
+            if sub is not None:
+                sub.signal_one()
+                sub.waker.notify()
+
+    @staticmethod
+    def _wake_all(sub: ChannelSub) -> None:
+        sub.signal_all()
+        sub.waker.notify_all()
 
     async def _listener_failed(self, listener: _Listener, error: BaseException) -> None:
+        """A node's connection broke: its channels wait for the manager's next view."""
         log.info("pub/sub connection to %s lost (%s); resubscribing", listener.address, error)
-        if self._listeners.get(listener.address) is listener:
-            del self._listeners[listener.address]
-        for sub in self._table.on_node(listener.address):
-            if sub.waiters == 0:
-                self._table.discard(sub)
-                continue
-            sub.address = None
-            sub.signal_all()
-            self._wake(sub, everyone=True)
-        self._reconnecting.add(listener.address)
+        with self._lock:
+            if self._listeners.get(listener.address) is listener:
+                del self._listeners[listener.address]
+            for sub in self._table.on_node(listener.address):
+                if sub.waiters == 0:
+                    self._table.discard(sub)
+                    continue
+                sub.address = None
+                self._wake_all(sub)
+            self._reconnecting.add(listener.address)
         await listener.close()
         self.manager.suspect(listener.address)
         self._notify_node(listener.address)
 
     async def reconcile(self) -> None:
         """Re-place every channel whose node is gone or no longer the right one, and wake
-        its waiters (see the sync twin)."""
-        view, mode = self.manager.view, self.manager.mode
-        for sub in self._table.misplaced(lambda ch: mode.pubsub_address(view, ch)):
-            if sub.waiters == 0:
-                self._table.discard(sub)  # nobody waits: no need to follow it
-                await self._unsubscribe(sub)
-                continue
-            old = self._listeners.get(sub.address) if sub.address is not None else None
-            if old is not None:
-                await old.unsubscribe(sub.channel)
-            try:
-                await self._place(sub)
-            except Exception as error:
-                sub.address = None
-                log.debug("resubscribing %s failed: %s", sub.channel, error)
-            sub.signal_all()
-            self._wake(sub, everyone=True)
+        its waiters (they retry at once: messages may have been lost meanwhile)."""
+        with self._lock:
+            view, mode = self.manager.view, self.manager.mode
+            for sub in self._table.misplaced(lambda ch: mode.pubsub_address(view, ch)):
+                if sub.waiters == 0:
+                    await self._drop_locked(sub)  # nobody waits: no need to follow it
+                    continue
+                old = self._listeners.get(sub.address) if sub.address is not None else None
+                if old is not None:
+                    await old.unsubscribe(sub.channel)
+                try:
+                    await self._place(sub)
+                except Exception as error:
+                    sub.address = None
+                    log.debug("resubscribing %s failed: %s", sub.channel, error)
+                self._wake_all(sub)
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's reader threads do not exist here."""
+        self._lock = primitives.ThreadLock()
+        self._table = SubscriptionTable()
+        self._listeners = {}
+        self._reconnecting = set()
 
     async def close(self) -> None:
-        """Close every connection and wake every waiter (see the sync twin)."""
-        listeners, self._listeners = list(self._listeners.values()), {}
-        for sub in self._table.all():
-            sub.signal_all()
-            self._wake(sub, everyone=True)
+        """Close every connection and wake every waiter: a wait in progress when its
+        client shuts down ends at once (it raises ClientClosedError) rather than at its
+        deadline."""
+        with self._lock:
+            listeners, self._listeners = list(self._listeners.values()), {}
+            for sub in self._table.all():
+                self._wake_all(sub)
         for listener in listeners:
             await listener.close()
-
-
-async def _close(pubsub: Any) -> None:
-    # aclose() since redis-py 5.0.1; reset() before (deprecated after).
-    closer = getattr(pubsub, "aclose", None) or pubsub.reset
-    await closer()

@@ -1,15 +1,22 @@
-"""The asyncio client's watchdog: one task renews its lease-less holds and watches its
-leased ones (the twin of :mod:`redisson_py.sync.watchdog`; the rounds and their schedule
-are shared, in :mod:`redisson_py.core.renewal`)."""
+"""The client's watchdog: one background loop renews its lease-less holds and watches
+its leased ones.
+
+Every renewal interval (a third of the watchdog timeout) it runs one renewal round
+(:func:`redisson_py.core.renewal.renew_round`): about one pipelined round trip per node,
+whatever the number of locks held. It also wakes at the end of each lease (to report a
+lease that ran out while held), every :data:`~redisson_py.core.renewal.PROBE_INTERVAL`
+while a node refuses connections, and at once when the client's pub/sub sees a node's
+connection drop or come back (see :class:`~redisson_py.core.renewal.Schedule`). It
+starts with the client's first hold and stops at shutdown; a forked child starts its
+own when it needs one.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
 from typing import Any
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.config.addresses import Address
 from redisson_py.core.client_state import ClientState
@@ -20,36 +27,28 @@ log = logging.getLogger("redisson_py.watchdog")
 
 
 class Watchdog:
-    """Renews and watches the holds of one :class:`ClientState` from a task on the
-    client's loop."""
+    """Renews and watches the holds of one :class:`ClientState` from a background loop."""
 
     def __init__(self, state: ClientState):
         self._state = state
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._schedule = Schedule(state.settings)
+        self._worker = primitives.Worker("redisson-py-watchdog", self._loop)
+        self._wake = primitives.Event()
+        self._schedule = Schedule(state)
         self._wake_at = float("inf")
         self._watched: set[int] = set()
         self._stopped = False
         state.holds.watcher = self._noticed
+        primitives.after_fork_in_child(self._after_fork_in_child)
 
     def ensure_running(self) -> None:
-        """Start the task if it is not running (cheap when it is)."""
-        if (self._task is None or self._task.done()) and not self._stopped:
-            self._schedule = Schedule(self._state.settings)
-            self._wake = asyncio.Event()
-            self._task = asyncio.get_running_loop().create_task(
-                self._loop(), name="redisson-py-watchdog"
-            )
+        """Start the loop if it is not running (cheap when it is)."""
+        if not self._stopped and self._worker.start():
+            self._schedule = Schedule(self._state)
 
     def _noticed(self, hold: Hold) -> None:
         """The hold table recorded an acquire: run, and wake sooner for an earlier lease end."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # not on a loop (the table is shared): nothing to start here
-            return
         self.ensure_running()
-        if not hold.watchdog and hold.expires_at < self._wake_at and self._wake is not None:
+        if not hold.watchdog and hold.expires_at < self._wake_at:
             self._wake.set()
         target = hold.target
         if id(target) not in self._watched:
@@ -61,21 +60,18 @@ class Watchdog:
 
     def node_event(self, address: Address) -> None:
         """Pub/sub saw ``address``'s connection drop or come back: check the holds now
-        (a drop makes the round fail, and the node is then probed until it answers).
-        Called on the client's loop."""
+        (a drop makes the round fail, and the node is then probed until it answers)."""
         log.debug("pub/sub saw %s drop or come back; checking holds now", address)
         self._schedule.ask()
-        if self._wake is not None:
-            self._wake.set()
+        self._wake.set()
 
     async def _loop(self) -> None:
-        wake = self._wake
-        assert wake is not None
         while True:
             self._wake_at = self._schedule.wake_at(self._state)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), max(0.0, self._wake_at - time.monotonic()))
-            wake.clear()
+            await self._wake.wait(max(0.0, self._wake_at - self._state.clock()))
+            self._wake.clear()
+            if self._stopped:  # set by stop(), which woke the loop
+                return
             try:
                 await run(self._schedule.step(self._state))
             except Exception:
@@ -87,8 +83,11 @@ class Watchdog:
 
     async def stop(self) -> None:
         self._stopped = True
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        self._wake.set()
+        await self._worker.stop()
+
+    def _after_fork_in_child(self) -> None:
+        # The client state gave the child a new hold table (see core.client_state).
+        self._state.holds.watcher = self._noticed
+        self._wake = primitives.Event()
+        self._watched = set()

@@ -9,6 +9,7 @@ empty table, so a child never unlocks, renews or reenters its parent's holds.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 import weakref
 from collections.abc import Callable
@@ -57,8 +58,16 @@ _live_states: weakref.WeakSet[ClientState] = weakref.WeakSet()
 class ClientState:
     """Identity, settings and holds of one client instance (sync or asyncio)."""
 
-    def __init__(self, settings: LockSettings, on_lock_lost: LostCallback | None = None):
+    def __init__(
+        self,
+        settings: LockSettings,
+        on_lock_lost: LostCallback | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.settings = settings
+        self.clock = clock
+        """Monotonic seconds: the only clock the flows read (a test passes its own)."""
         self.on_lock_lost = on_lock_lost
         self.holds = HoldTable()
         self.client_id = str(uuid.uuid4())

@@ -19,10 +19,10 @@ from redisson_py.core import events, quorum
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import Effect
 from redisson_py.core.events import LockEvent
+from redisson_py.core.group_holds import GroupState
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef, guarded
 from redisson_py.core.manager_base import ManagerBase
-from redisson_py.core.multi_flows import GroupState
 from redisson_py.core.naming import channel_name, owner_field
 from redisson_py.core.options import lock_settings
 from redisson_py.errors import (
@@ -81,6 +81,15 @@ def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
             f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds"
         )
     return check_wait(name, timeout)
+
+
+def owner_of(name: str, owner_id: object) -> int:
+    """``owner_id`` checked as an owner id (an int from ``current_owner_id()``)."""
+    if isinstance(owner_id, bool) or not isinstance(owner_id, int):
+        raise ArgumentTypeError(
+            f"lock {name!r}: an owner id is an int (from current_owner_id()), not {owner_id!r}"
+        )
+    return owner_id
 
 
 class LockHandle:

@@ -9,7 +9,6 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -148,7 +147,7 @@ def call_with_retry(
             return result
         except RETRYABLE:
             attempt += 1
-            left = None if deadline is None else deadline - time.monotonic()
+            left = None if deadline is None else deadline - ref.state.clock()
             if attempt > settings.retry_attempts or (left is not None and left <= 0):
                 raise
             pause = settings.retry_delay(attempt)
@@ -237,7 +236,7 @@ def undo_in_background(
     """Send ``command`` (an undo) until it is answered, retrying connection errors with
     the config's retry delay, for ``window`` seconds at most. Never raises."""
     settings = ref.state.settings
-    give_up = time.monotonic() + window
+    give_up = ref.state.clock() + window
     attempt = 0
     while True:
         try:
@@ -247,7 +246,7 @@ def undo_in_background(
             return
         except Exception as error:
             attempt += 1
-            left = give_up - time.monotonic()
+            left = give_up - ref.state.clock()
             if left <= 0 or ref.state.closed or not isinstance(error, RETRYABLE):
                 why = (
                     "the client was shut down"
@@ -336,7 +335,7 @@ def _acquire_once(
         target=ref.target,
         lease=acquire.lease,
         watchdog_timeout=settings.watchdog_timeout,
-        now=time.monotonic(),
+        now=ref.state.clock(),
         on_lost=ref.report,
     )
     return reply
@@ -380,12 +379,12 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     attempt, so no attempt is ever counted twice.
     """
     settings = ref.state.settings
-    started = time.monotonic()
+    started = ref.state.clock()
     deadline = None if wait is None else started + max(0.0, wait)
     acquire = AcquireRequest(ref, lease)
 
     def remaining() -> float | None:
-        return None if deadline is None else deadline - time.monotonic()
+        return None if deadline is None else deadline - ref.state.clock()
 
     def attempt() -> Generator[Effect, Any, AcquireReply]:
         # A waiter keeps waiting through what a failover looks like from here (refused
@@ -455,7 +454,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         raise
     finally:
         if acquired and not closing and ref.state.listeners:
-            _emit(ref, "acquired", wait=time.monotonic() - started)
+            _emit(ref, "acquired", wait=ref.state.clock() - started)
         if not closing:
             if not acquired and acquire.uncertain:
                 yield undo_later(acquire)
@@ -488,7 +487,7 @@ def _emit(ref: LockRef, kind: events.EventKind, *, wait: float | None = None,
           hold_count: int | None = None) -> None:
     """Tell the client's listeners (only called when there are some)."""
     if hold_count is None:
-        hold_count = ref.state.holds.count(ref.name, ref.owner, time.monotonic())
+        hold_count = ref.state.holds.count(ref.name, ref.owner, ref.state.clock())
     event = events.LockEvent(kind, ref.name, ref.owner, wait=wait,
                              hold_count=hold_count, node=_node(ref))
     events.emit(ref.state, event)
@@ -499,7 +498,7 @@ def forget_one_hold(ref: LockRef) -> None:
     renewal stops (as Redisson does) and at worst the key expires after its TTL, rather
     than a watchdog renewing for ever a lock its owner believes released."""
     holds = ref.state.holds
-    holds.released(ref.name, ref.owner, holds.count(ref.name, ref.owner, time.monotonic()) - 1)
+    holds.released(ref.name, ref.owner, holds.count(ref.name, ref.owner, ref.state.clock()) - 1)
 
 
 def unlock(ref: LockRef) -> Flow:
@@ -531,7 +530,7 @@ def unlock(ref: LockRef) -> Flow:
     if left is None:
         # Say how a hold this client knew of went (lease ran out, key vanished, reported
         # lost); only a hold it never knew of "is not locked by this owner".
-        gone = holds.gone_reason(ref.name, ref.owner, time.monotonic())
+        gone = holds.gone_reason(ref.name, ref.owner, ref.state.clock())
         holds.forget(ref.name, ref.owner)
         holds.clear_lost(ref.name, ref.owner)
         reason = gone or "it is not locked by this owner"
@@ -637,7 +636,7 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     if count is None:
         # The table keeps the hold: the watchdog reports it lost, as for any loss.
         gone = "it is not locked by this owner" if hold is None else gone_text(
-            hold, time.monotonic()
+            hold, ref.state.clock()
         )
         raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone} (owner {ref.owner})")
     holds.acquired(
@@ -647,6 +646,6 @@ def extend(ref: LockRef, seconds: float) -> Flow:
         target=ref.target,
         lease=seconds,
         watchdog_timeout=ref.state.settings.watchdog_timeout,
-        now=time.monotonic(),
+        now=ref.state.clock(),
         on_lost=hold.on_lost if hold is not None else ref.report,
     )

@@ -15,10 +15,8 @@ RedLock when fewer than a quorum remain.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from redisson_py.core import events, failures, naming, quorum, scripts
@@ -31,7 +29,7 @@ from redisson_py.core.effects import (
     ScriptCommand,
     Sleep,
 )
-from redisson_py.core.holds import Hold, LostCallback, report_lost
+from redisson_py.core.group_holds import GroupState
 from redisson_py.core.lock_flows import (
     WARN_EVERY,
     AcquireReply,
@@ -56,83 +54,6 @@ Flow = Generator[Effect, Any, Any]
 T = TypeVar("T")
 
 log = logging.getLogger("redisson_py.lock")
-
-
-@dataclass(slots=True)
-class _OwnerGroupHold:
-    count: int
-    members: set[int]
-    lost_members: set[int] = field(default_factory=set)
-    lost: bool = False
-
-
-class GroupState:
-    """One MultiLock or RedLock: its members' names and the holds of its owners.
-
-    ``need`` is how many members must be held (all for a MultiLock, a quorum for a
-    RedLock). Thread-safe; member losses arrive from watchdogs.
-    """
-
-    def __init__(self, kind: str, names: Sequence[str], need: int):
-        self.kind = kind
-        self.names = tuple(names)
-        self.need = need
-        self.on_lock_lost: LostCallback | None = None
-        self.fallback_callback: Callable[[], LostCallback | None] = lambda: None
-        self._lock = threading.Lock()
-        self._holds: dict[str, _OwnerGroupHold] = {}
-
-    @property
-    def all_of(self) -> bool:
-        """True for a MultiLock (every member needed), False for a RedLock (a quorum)."""
-        return self.need == len(self.names) and self.kind == "MultiLock"
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}({', '.join(repr(n) for n in self.names)})"
-
-    def held_count(self, owner: str) -> int:
-        with self._lock:
-            hold = self._holds.get(owner)
-            return 0 if hold is None or hold.lost else hold.count
-
-    def acquired(self, owner: str, members: set[int]) -> None:
-        with self._lock:
-            hold = self._holds.get(owner)
-            if hold is None or hold.lost:
-                self._holds[owner] = _OwnerGroupHold(count=1, members=set(members))
-            else:
-                hold.count += 1
-                hold.members |= members
-
-    def released(self, owner: str) -> bool:
-        """Record one release; return True if the group had been reported lost."""
-        with self._lock:
-            hold = self._holds.get(owner)
-            if hold is None:
-                return False
-            hold.count -= 1
-            if hold.count <= 0 or hold.lost:
-                del self._holds[owner]
-            return hold.lost
-
-    def member_lost(self, owner: str, index: int, hold: Hold, reason: str) -> None:
-        """A watchdog found member ``index`` of ``owner``'s hold lost: report the group
-        lost once it can no longer be held (any member for all-of, below ``need``)."""
-        with self._lock:
-            group = self._holds.get(owner)
-            if group is None or group.lost:
-                return
-            group.lost_members.add(index)
-            alive = len(group.members - group.lost_members)
-            if alive >= self.need:
-                return
-            group.lost = True
-        reason = (
-            f"{self.label}: member {hold.name!r} lost ({reason}); "
-            f"{alive} of {len(self.names)} members held, {self.need} needed"
-        )
-        report_lost(self.label, owner, reason, self.on_lock_lost or self.fallback_callback())
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,26 +217,27 @@ def try_lock(
             f" (member replies may take up to {timeout:g} s, plus clock drift"
             f" {quorum.clock_drift(effective_lease):g} s); use a longer lease"
         )
-    begun = time.monotonic()
+    clock = refs[0].state.clock
+    begun = clock()
     deadline = None if wait is None else begun + max(0.0, wait)
     failed_rounds = 0
     while True:
-        started = time.monotonic()
+        started = clock()
         if all_of:
             outcomes = yield from _all_of_round(refs, lease, timeout)
         else:
             outcomes = yield from _acquire_round(refs, lease, timeout)
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         won = {i for i, o in enumerate(outcomes) if o.error is None and o.acquired}
         valid = all_of or quorum.validity(effective_lease, elapsed) > 0
         if len(won) >= group.need and valid:
             _record_members(refs, outcomes, won, lease)
             group.acquired(owner, won)
             if refs[0].state.listeners:
-                _emit(group, refs, owner, "acquired", wait=time.monotonic() - begun)
+                _emit(group, refs, owner, "acquired", wait=clock() - begun)
             return True
         yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
-        left = None if deadline is None else deadline - time.monotonic()
+        left = None if deadline is None else deadline - clock()
         errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
         failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
         if deadline is None and errors:
@@ -349,7 +271,6 @@ def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Eff
 def _record_members(
     refs: Sequence[LockRef], outcomes: Sequence[_Outcome], won: set[int], lease: float | None
 ) -> None:
-    now = time.monotonic()
     for index in won:
         ref, reply = refs[index], outcomes[index].reply
         assert reply is not None
@@ -360,7 +281,7 @@ def _record_members(
             target=ref.target,
             lease=lease,
             watchdog_timeout=ref.state.settings.watchdog_timeout,
-            now=now,
+            now=ref.state.clock(),
             on_lost=ref.report,
         )
 

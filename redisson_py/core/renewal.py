@@ -24,7 +24,6 @@ renewal stops for it and the next ``unlock()`` raises, saying how it went.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Collection, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from redis.exceptions import AuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from redisson_py.core import events, failures, naming, scripts
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
 from redisson_py.core.holds import EXPIRY_SLACK, Hold, gone_text, lease_text
 from redisson_py.core.lock_flows import to_millis
@@ -134,14 +133,14 @@ def renew_round(
     """Renew every watchdog hold once and check every leased one (only those in the
     groups ``only``, when given); report the lost ones."""
     outcome = RoundOutcome()
-    expire_leases(state, time.monotonic())
+    expire_leases(state, state.clock())
     holds = state.holds.all_holds()
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
     if not holds:
         return outcome
     planned = plan_round(state, holds)
-    sent_at = time.monotonic()
+    sent_at = state.clock()
     results: list[CallResult | BaseException] = list(
         (yield Gather(tuple(c for c, _ in planned)))
     )
@@ -158,7 +157,7 @@ def renew_round(
         if isinstance(result, BaseException):
             if _reconnectable(result):
                 outcome.failing.add(group_key(chunk[0]))
-            now = time.monotonic()
+            now = state.clock()
             for hold in chunk:
                 if state.listeners and hold.watchdog:
                     _emit(state, "renewal_failed", hold, error=str(result))
@@ -202,10 +201,10 @@ class Schedule:
     saw a node's connection drop or come back).
     """
 
-    def __init__(self, settings: LockSettings) -> None:
-        self.interval = settings.renew_interval
+    def __init__(self, state: ClientState) -> None:
+        self.interval = state.settings.renew_interval
         self.probe_every = min(PROBE_INTERVAL, self.interval)
-        self.next_round = time.monotonic() + self.interval
+        self.next_round = state.clock() + self.interval
         self.next_probe = math.inf
         self.probing: set[GroupKey] = set()
         self.asked = False
@@ -225,7 +224,7 @@ class Schedule:
 
     def step(self, state: ClientState) -> Generator[Effect, Any, int]:
         """Do what is due now; return how many holds were renewed."""
-        now = self.stepped = time.monotonic()
+        now = self.stepped = state.clock()
         if self.asked or now >= self.next_round:
             self.asked = False
             self.next_round = now + self.interval
@@ -236,5 +235,5 @@ class Schedule:
             expire_leases(state, now)
             return 0
         self.probing = outcome.failing
-        self.next_probe = time.monotonic() + self.probe_every if self.probing else math.inf
+        self.next_probe = state.clock() + self.probe_every if self.probing else math.inf
         return outcome.renewed

@@ -11,6 +11,7 @@ flows retry them after the manager refreshed its view; the command was not execu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -179,3 +180,30 @@ def interpret(planned: Planned, replies: list[Any]) -> Outcome:
             address=str(planned.address),
         )
     )
+
+
+def settle(
+    planned: Planned, replies: list[Any], suspect: Callable[[Address | None], None]
+) -> Generator[Planned, list[Any], CallResult | tuple[Any, ...]]:
+    """The re-send loop of one call, written once for both shells: given the first
+    replies, yield each :class:`Planned` re-send (EVAL after NOSCRIPT, the redirect of a
+    MOVED or ASK) and receive its replies, until the outcome is known; return it, or
+    raise the reply's error. ``suspect(address)`` asks the manager for a topology
+    refresh (None: a slot moved) when an answer says its view is stale.
+
+    The shell primes it with ``next()`` only when a re-send is needed; a first reply
+    that settles the call returns at once (``StopIteration``) without a yield.
+    """
+    while True:
+        outcome = interpret(planned, replies)
+        if isinstance(outcome, Done):
+            return outcome.value
+        if isinstance(outcome, Resend):
+            if outcome.moved:
+                suspect(None)
+            planned = outcome.planned
+            replies = yield planned
+            continue
+        if outcome.suspect:
+            suspect(planned.address)
+        raise outcome.error

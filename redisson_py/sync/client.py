@@ -1,4 +1,6 @@
-"""The threaded client: ``Redisson.create(config)``."""
+# GENERATED from redisson_py/asyncio/client.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""The client: ``Redisson.create(config)``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import redis
 from redisson_py.config.model import Config
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.holds import LostCallback
+from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.lock import Lock
 from redisson_py.sync.manager import ConnectionManager
 from redisson_py.sync.watchdog import Watchdog
@@ -23,11 +26,12 @@ R = TypeVar("R")
 class Redisson(ClientHandle[Lock, ConnectionManager]):
     """A client for one Redis deployment (any topology), for use from threads.
 
-    Create it with :meth:`create`; it is thread-safe and meant to be shared. Each
-    client has its own id (a UUID): locks taken through two clients are owned by
-    different owners even within one thread. :meth:`shutdown` (or leaving a ``with``
-    block) stops its threads and closes its connections; locks still held then expire
-    after the watchdog timeout.
+    Create it with :meth:`create`; it is meant to be shared by the threads of its event
+    loop. Each client has its own id (a UUID): locks taken through two clients are
+    owned by different owners even within one thread. :meth:`shutdown` (or leaving an
+    ``with`` block) stops its background loops and closes its connections; locks
+    still held then expire after the watchdog timeout. ``on_lock_lost`` callbacks run
+    in the watchdog's background loop and must not block.
     """
 
     lock_class = Lock
@@ -53,7 +57,8 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     def synchronized(
         self, name: str, wait_time: float | None = None, lease_time: float | None = None
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
-        """A decorator that runs each call of a plain function holding lock ``name``::
+        """A decorator that runs each call of an ``def`` function holding lock
+        ``name``::
 
             @client.synchronized("report:nightly", wait_time=5)
             def build_report() -> None: ...
@@ -65,14 +70,15 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         :class:`~redisson_py.LockNotOwnedError` when it returns. The lock is reentrant,
         so a decorated function may call itself or another one on the same lock. The
         arguments and the function are checked when decorating
-        (:class:`~redisson_py.ArgumentError`; ``async def`` functions belong to the
-        asyncio client); after :meth:`shutdown` calls raise
-        :class:`~redisson_py.ClientClosedError`.
+        (:class:`~redisson_py.ArgumentError` for a coroutine function on the threaded
+        client, a plain one on the asyncio client); after :meth:`shutdown` calls raise
+        :class:`~redisson_py.ClientClosedError`. The lock is released when the call
+        ends, by return, exception or interruption.
         """
 
         def decorate(func: Callable[P, R]) -> Callable[P, R]:
             lock, wait, lease = self._synchronized_lock(
-                name, wait_time, lease_time, func, coroutine=False
+                name, wait_time, lease_time, func, coroutine=primitives.IS_ASYNC
             )
 
             @functools.wraps(func)
@@ -92,7 +98,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the
-        single, master/slave and sentinel modes), sharing this client's pools."""
+        single, master/slave and sentinel modes), with the config's timeouts."""
         self._check_open()
         return self._manager.master_client(name)
 

@@ -1,16 +1,17 @@
-"""Runs a core flow in the calling thread: performs each effect, blocking.
+# GENERATED from redisson_py/asyncio/driver.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""Runs a core flow in the current thread: performs each effect and sends back its outcome.
 
-The flows live in :mod:`redisson_py.core`; this is the whole of what the threaded client
-adds to them. A :class:`~redisson_py.core.effects.Gather` starts every call before it
-reads any reply (the managers send first and read later, one connection per node), so
-members on five masters cost one round trip, with no thread started per call.
+The flows live in :mod:`redisson_py.core`; this is the whole of what a shell adds to
+them. A :class:`~redisson_py.core.effects.Gather` sends every call before it reads any
+reply (each manager sends first and reads later, one connection per node), so members
+on five masters cost one round trip, with no thread or thread started per call. An error,
+cancellation included, is thrown into the flow at the point that yielded it, so the
+flow's own ``try``/``finally`` blocks decide retries and clean-up.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
 from collections.abc import Generator
 from typing import Any, TypeVar
 
@@ -26,6 +27,7 @@ from redisson_py.core.effects import (
     WaitSignal,
     by_target,
 )
+from redisson_py.sync import _primitives as primitives
 
 T = TypeVar("T")
 
@@ -53,7 +55,7 @@ def perform(effect: Effect) -> Any:
         case WaitSignal():
             return effect.subscription.wait(effect.timeout)
         case Sleep():
-            time.sleep(max(0.0, effect.seconds))
+            primitives.sleep(effect.seconds)
             return None
         case Subscribe():
             return effect.target.subscribe(effect.channel, effect.timeout)
@@ -61,26 +63,18 @@ def perform(effect: Effect) -> Any:
             effect.subscription.close()
             return None
         case Background():
-            threading.Thread(
-                target=_run_quietly, args=(effect.flow,), name=effect.name, daemon=True
-            ).start()
+            flow = effect.flow
+            primitives.spawn(effect.name, lambda: run(flow))
             return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
-
-
-def _run_quietly(flow: Generator[Effect, Any, Any]) -> None:
-    # A background flow promises not to raise; this keeps a broken promise from
-    # printing a thread traceback at shutdown (its pools closed under it).
-    with contextlib.suppress(Exception):
-        run(flow)
 
 
 def run(flow: Generator[Effect, Any, T]) -> T:
     """Drive ``flow`` to its end in this thread and return its value.
 
-    An effect's error is thrown into the flow at the point that yielded it, so the
-    flow's own ``try``/``finally`` blocks decide retries and clean-up; that includes
-    KeyboardInterrupt, after which the flow may still yield clean-up effects.
+    An effect's error is thrown into the flow at the point that yielded it; clean-up
+    effects the flow yields then are still performed, and the error (a cancellation, a
+    KeyboardInterrupt) propagates once the flow re-raises it.
     """
     value: Any = None
     error: BaseException | None = None

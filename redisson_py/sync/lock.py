@@ -1,28 +1,17 @@
-"""The reentrant distributed lock for threads (Redisson's ``RLock``)."""
+# GENERATED from redisson_py/asyncio/lock.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""The reentrant distributed lock (Redisson's ``RLock``), owned by a thread."""
 
 from __future__ import annotations
 
-import itertools
-import threading
 from types import TracebackType
 
 from redisson_py.core import lock_flows
-from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait
-from redisson_py.errors import ArgumentTypeError
+from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
+from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 
-_owners = threading.local()
-_owner_ids = itertools.count(1)
-
-
-def current_owner_id() -> int:
-    """This thread's owner id: unique within the process, never reused (unlike
-    ``threading.get_ident()``), so a new thread never inherits a dead one's holds."""
-    try:
-        return _owners.id  # type: ignore[no-any-return]
-    except AttributeError:
-        _owners.id = next(_owner_ids)
-        return _owners.id  # type: ignore[no-any-return]
+current_owner_id = primitives.current_owner_id
 
 
 class Lock(LockHandle):
@@ -32,10 +21,12 @@ class Lock(LockHandle):
     ``lease_time`` (seconds) makes a hold expire on its own, never renewed; without it
     the client's watchdog keeps the key alive (watchdog timeout, renewed every third of
     it) until ``unlock()``. A waiter subscribes to the lock's channel and wakes on the
-    release or after the holder's remaining TTL at the latest.
+    release or after the holder's remaining TTL at the latest. A thread interrupted while
+    its acquire is in flight undoes that acquire if it was applied.
 
-    Get one from :meth:`redisson_py.Redisson.get_lock`. Also a context manager and a
-    drop-in for :class:`threading.Lock`'s ``acquire``/``release``/``locked``.
+    Get one from the client's ``get_lock``. Also a context manager and a stand-in
+    for :class:`threading.Lock`'s ``acquire``/``release``/``locked`` (each one a round
+    trip: whether a distributed lock is held is known only to Redis).
     """
 
     def lock(self, lease_time: float | None = None) -> None:
@@ -84,7 +75,7 @@ class Lock(LockHandle):
 
     def owned_by(self, owner_id: int) -> Lock:
         """This lock acting for owner ``owner_id`` (a thread's :func:`current_owner_id`)
-        instead of the calling thread: Redisson's explicit thread-id overloads, to hand a
+        instead of the current thread: Redisson's explicit thread-id overloads, to hand a
         hold from one thread to another.
 
         Thread A takes the lock and passes ``current_owner_id()`` to thread B, which
@@ -99,12 +90,7 @@ class Lock(LockHandle):
         raises :class:`~redisson_py.LockNotOwnedError`). The view copies
         ``on_lock_lost`` as it is now.
         """
-        if isinstance(owner_id, bool) or not isinstance(owner_id, int):
-            raise ArgumentTypeError(
-                f"lock {self.name!r}: a thread's owner id is an int (from"
-                f" current_owner_id()), not {owner_id!r}"
-            )
-        view: Lock = self._view(owner_id)
+        view: Lock = self._view(owner_of(self.name, owner_id))
         return view
 
     def unlock(self) -> None:
@@ -134,13 +120,16 @@ class Lock(LockHandle):
 
     def remain_time_to_live(self) -> float | None:
         """Seconds until the lock's key expires; None when it is not locked."""
-        result: float | None = run(self._flow(self._owner(), lock_flows.remain_time_to_live))
+        owner = self._owner()
+        result: float | None = run(self._flow(owner, lock_flows.remain_time_to_live))
         return result
 
     # threading.Lock's protocol
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`threading.Lock.acquire`, with the watchdog keeping the lock."""
+        """As :meth:`threading.Lock.acquire`, with the watchdog keeping the lock;
+        ``blocking=False`` tries once, and ``timeout`` (seconds; -1 waits for ever) bounds
+        the wait."""
         wait = acquire_wait(self.name, blocking, timeout)
         if wait is None:
             self.lock()
@@ -152,7 +141,8 @@ class Lock(LockHandle):
         self.unlock()
 
     def locked(self) -> bool:
-        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked`."""
+        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked` (held by anyone,
+        asked of Redis)."""
         return self.is_locked()
 
     def __enter__(self) -> Lock:

@@ -1,10 +1,14 @@
-"""The threaded connection manager: routes each lock to its master and keeps knowing it.
+# GENERATED from redisson_py/asyncio/manager.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""The connection manager: routes each lock to its master and keeps knowing it.
 
 One manager per client. It keeps the current :class:`~redisson_py.core.topology.TopologyView`
-(refreshed by a scanner thread every scan interval, at once after a connection error,
-a MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
+(refreshed by a scanner loop every scan interval, at once after a connection error, a
+MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
 connections (so a ``WAIT`` follows its write on the same connection, and calls to many
-masters are sent before any reply is read), and owns the pub/sub service.
+masters are sent before any reply is read), and owns the pub/sub service. Routing,
+planning, batching and the re-send rules (NOSCRIPT, MOVED, ASK) are shared
+(:class:`~redisson_py.core.manager_base.ManagerBase`, :func:`redisson_py.core.wire.settle`).
 
 Why not redis-py's ``RedisCluster``/``Sentinel`` clients for the lock commands: they pick
 a connection per command and retry on their own, so neither "WAIT on the connection that
@@ -17,8 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import select
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -42,10 +44,11 @@ from redisson_py.core.manager_base import (
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
 from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Done, Planned, Resend, interpret
+from redisson_py.core.wire import Planned, settle
+from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 from redisson_py.sync.pools import NodePools, checkout
-from redisson_py.sync.pubsub import PubSubService, Subscription
+from redisson_py.sync.pubsub import PubSubService, Subscription, close_pubsub
 
 log = logging.getLogger("redisson_py.connection")
 
@@ -53,7 +56,7 @@ _IO_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
 class ConnectionManager(ManagerBase):
-    """Routes lock names to masters for one threaded client; see the module docstring."""
+    """Routes lock names to masters for one client; see the module docstring."""
 
     def __init__(self, config: Config):
         super().__init__(config)
@@ -64,9 +67,9 @@ class ConnectionManager(ManagerBase):
             wait_timeout=section.timeout,
         )
         self.pubsub = PubSubService(self)
-        self._closed = threading.Event()
-        self._wake = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._closed = primitives.Event()
+        self._wake = primitives.Event()
+        self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
         self._pid = os.getpid()
         self._last_refresh = 0.0
 
@@ -82,37 +85,31 @@ class ConnectionManager(ManagerBase):
         except BaseException:
             manager.pools.close()
             raise
-        manager._start_threads()
+        if isinstance(manager.mode, SentinelMode):
+            manager._workers.append(
+                primitives.Worker("redisson-py-sentinel", manager._watch_sentinels)
+            )
+        manager._start_workers()
         return manager
 
-    def _start_threads(self) -> None:
+    def _start_workers(self) -> None:
         self._pid = os.getpid()
-        self._threads = [
-            threading.Thread(target=self._scan_loop, name="redisson-py-scan", daemon=True)
-        ]
-        if isinstance(self.mode, SentinelMode):
-            self._threads.append(
-                threading.Thread(
-                    target=self._watch_sentinels, name="redisson-py-sentinel", daemon=True
-                )
-            )
-        for thread in self._threads:
-            thread.start()
+        for worker in self._workers:
+            worker.start()
 
     def _check_fork(self) -> None:
-        # A forked child has none of the parent's threads; redis-py resets the pools.
+        # A forked child has none of its parent's threads; redis-py resets the pools.
         if self._pid != os.getpid():
             self.pubsub.after_fork()
-            self._start_threads()
+            self._start_workers()
 
     def close(self) -> None:
-        """Stop the threads and close every connection; idempotent."""
+        """Stop the background loops and close every connection; idempotent."""
         self._closed.set()
         self._wake.set()
+        for worker in self._workers:
+            worker.stop()
         self.pubsub.close()
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(timeout=5)
         self.pools.close()
 
     # --- clients for the user's own commands -------------------------------------------
@@ -132,75 +129,79 @@ class ConnectionManager(ManagerBase):
         address, timeout, sentinel = key
         return self.pools.get(address, timeout, sentinel=sentinel)
 
-    def _send(self, address: Address, pool: redis.ConnectionPool, commands: list[Any]) -> Any:
-        """Send ``commands`` on one connection of ``pool``; return the connection."""
+    def _failed(self, error: BaseException, address: Address) -> BaseException:
+        """Note a failed round trip on ``address``; the error to raise for it."""
+        if not isinstance(error, _IO_ERRORS):
+            return error
+        self.suspect(address)
+        if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
+            # The round trip's own timer ran out (a thread's timeout): say it as redis-py would.
+            error = RedisTimeoutError(f"Timeout talking to {address}")
+        note_node(error, address)
+        return error
+
+    def _send(self, key: ConnectionKey, commands: list[Any]) -> Any:
+        """Send ``commands`` on one connection of ``key``'s pool; return the connection."""
+        address, timeout = key[0], key[1] or self.command_timeout
+        pool = self._pool(key)
         idle = self.pools.idle(pool)
         connection = idle.take()
-        if connection is not None and _stale(connection):
+        if connection is not None and primitives.stale(connection):
             # The server closed it (a restart, a failover, an idle timeout): a command
             # sent on it would fail, or be lost, for nothing. It reconnects on send.
             connection.disconnect()
-        if connection is None:
-            try:
-                connection = checkout(pool)
-            except _IO_ERRORS as error:
-                note_node(error, address)
-                self.suspect(address)
-                raise
         try:
-            connection.send_packed_command(connection.pack_commands(commands))
+            with primitives.round_trip_timeout(timeout):
+                if connection is None:
+                    connection = checkout(pool)
+                connection.send_packed_command(connection.pack_commands(commands))
         except BaseException as error:
-            connection.disconnect()
-            idle.give(connection)
-            if isinstance(error, _IO_ERRORS):
-                note_node(error, address)
-                self.suspect(address)
+            if connection is not None:
+                connection.disconnect()
+                idle.give(connection)
+            replacement = self._failed(error, address)
+            if replacement is not error:
+                raise replacement from error
             raise
         return connection
 
-    def _receive(
-        self, address: Address, pool: redis.ConnectionPool, connection: Any, count: int
-    ) -> list[Any]:
+    def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
         """Read ``count`` replies (error replies as exceptions) and give the connection
-        back; a connection that failed mid-way is closed, never reused."""
+        back; a connection that failed, timed out or was cancelled mid-way is closed,
+        never reused."""
+        address, timeout = key[0], key[1] or self.command_timeout
         replies: list[Any] = []
         try:
-            for _ in range(count):
-                try:
-                    replies.append(connection.read_response())
-                except ResponseError as error:
-                    replies.append(error)
+            with primitives.round_trip_timeout(timeout):
+                for _ in range(count):
+                    try:
+                        replies.append(connection.read_response())
+                    except ResponseError as error:
+                        replies.append(error)
         except BaseException as error:
             connection.disconnect()
-            if isinstance(error, _IO_ERRORS):
-                note_node(error, address)
-                self.suspect(address)
+            replacement = self._failed(error, address)
+            if replacement is not error:
+                raise replacement from error
             raise
         finally:
-            self.pools.idle(pool).give(connection)
+            self.pools.idle(self._pool(key)).give(connection)
         return replies
 
     def _roundtrip(self, planned: Planned) -> list[Any]:
-        pool = self._pool(self.pool_key(planned))
-        commands = planned.commands()
-        connection = self._send(planned.address, pool, commands)
-        return self._receive(planned.address, pool, connection, len(commands))
+        key, commands = self.pool_key(planned), planned.commands()
+        connection = self._send(key, commands)
+        return self._receive(key, connection, len(commands))
 
     def _settle(self, planned: Planned, replies: list[Any]) -> Any:
         """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
-        while True:
-            outcome = interpret(planned, replies)
-            if isinstance(outcome, Done):
-                return outcome.value
-            if isinstance(outcome, Resend):
-                if outcome.moved:
-                    self.suspect(None)
-                planned = outcome.planned
-                replies = self._roundtrip(planned)
-                continue
-            if outcome.suspect:
-                self.suspect(planned.address)
-            raise outcome.error
+        steps = settle(planned, replies, self.suspect)
+        try:
+            resend = next(steps)
+            while True:
+                resend = steps.send(self._roundtrip(resend))
+        except StopIteration as done:
+            return done.value
 
     def execute(self, effect: Call | Direct) -> CallResult | tuple[Any, ...]:
         """Run one call (or direct command list) and return its outcome."""
@@ -210,8 +211,12 @@ class ConnectionManager(ManagerBase):
         return self._settle(planned, self._roundtrip(planned))  # type: ignore[no-any-return]
 
     def start(self, effects: Sequence[Call | Direct]) -> _Batch:
-        """Send ``effects`` now (one connection per node), read them in ``finish()``."""
-        return _Batch(self, effects)
+        """Send ``effects`` now (one connection per node); read them in ``finish()``."""
+        if self._pid != os.getpid():
+            self._check_fork()
+        batch = _Batch(self, effects)
+        batch.send()
+        return batch
 
     def subscribe(self, channel: str, timeout: float) -> Subscription:
         if self._pid != os.getpid():
@@ -237,9 +242,7 @@ class ConnectionManager(ManagerBase):
             self._wake.clear()
             if self._closed.is_set():
                 return
-            pause = REFRESH_THROTTLE - (time.monotonic() - self._last_refresh)
-            if pause > 0:
-                time.sleep(pause)
+            primitives.sleep(REFRESH_THROTTLE - (time.monotonic() - self._last_refresh))
             try:
                 self.refresh()
             except Exception as error:  # keep the last view; try again next time
@@ -268,36 +271,13 @@ class ConnectionManager(ManagerBase):
                         if parsed and parsed[0] == self.mode.master_name:
                             log.info("sentinel %s: +switch-master %s", address, message["data"])
                             self._wake.set()
+            except primitives.Cancelled:
+                raise
             except Exception as error:
                 log.debug("sentinel %s watch ended: %s", address, error)
                 self._closed.wait(0.5)
             finally:
-                pubsub.close()
-
-
-_HAS_POLL = hasattr(select, "poll")
-
-
-def _stale(connection: Any) -> bool:
-    """True when an idle connection has something to read: the server closed it (EOF,
-    reset), or it is out of step. redis-py's pool makes the same check on checkout; the
-    idle stack bypasses the pool, so it is made here. One non-blocking poll."""
-    sock = getattr(connection, "_sock", None)
-    if sock is None:
-        return False  # not connected: connects on send
-    try:
-        # A poll first (under 1 us): the common case, nothing to read, costs no more.
-        # (No poll() on Windows: redis-py's check alone there.)
-        if _HAS_POLL:
-            poller = select.poll()
-            poller.register(sock, select.POLLIN)
-            if not poller.poll(0):
-                return False
-        # Readable: EOF, a reset, stray bytes, or only a TLS record with no data for us
-        # (a TLS 1.3 session ticket), which redis-py's read through TLS tells apart.
-        return bool(connection.can_read(timeout=0))
-    except Exception:
-        return True
+                close_pubsub(pubsub)
 
 
 class _Batch:
@@ -306,25 +286,26 @@ class _Batch:
 
     def __init__(self, manager: ConnectionManager, effects: Sequence[Call | Direct]):
         self.manager = manager
-        self.outcomes, groups = manager.group(effects)
-        self.sent: list[tuple[Address, Any, Any, list[tuple[int, Planned, int]]]] = []
-        for key, members in groups.items():
-            pool = manager._pool(key)
+        self.outcomes, self.groups = manager.group(effects)
+        self.sent: list[tuple[ConnectionKey, Any, list[tuple[int, Planned, int]]]] = []
+
+    def send(self) -> None:
+        for key, members in self.groups.items():
             wires = [planned.commands() for _, planned in members]
             counted = [(i, p, len(w)) for (i, p), w in zip(members, wires, strict=True)]
             try:
-                connection = manager._send(key[0], pool, [c for wire in wires for c in wire])
+                connection = self.manager._send(key, [c for wire in wires for c in wire])
             except Exception as error:
                 for index, _ in members:
                     self.outcomes[index] = error
                 continue
-            self.sent.append((key[0], pool, connection, counted))
+            self.sent.append((key, connection, counted))
 
     def finish(self) -> list[Any]:
-        for address, pool, connection, members in self.sent:
+        for key, connection, members in self.sent:
             try:
                 total = sum(count for _, _, count in members)
-                replies = self.manager._receive(address, pool, connection, total)
+                replies = self.manager._receive(key, connection, total)
             except Exception as error:
                 for index, _, _ in members:
                     self.outcomes[index] = error

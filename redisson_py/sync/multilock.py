@@ -1,4 +1,6 @@
-"""MultiLock (all of its locks) and RedLock (a majority) for threads."""
+# GENERATED from redisson_py/asyncio/multilock.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""MultiLock (all of its locks) and RedLock (a majority), owned by a thread."""
 
 from __future__ import annotations
 
@@ -9,17 +11,17 @@ from typing import Any
 from redisson_py.core import multi_flows
 from redisson_py.core.handles import GroupHandle, RedLockHandle, acquire_wait
 from redisson_py.sync.driver import run
-from redisson_py.sync.lock import Lock, current_owner_id
+from redisson_py.sync.lock import current_owner_id
 
 
 class MultiLock(GroupHandle):
     """All-or-nothing over locks from any clients and nodes.
 
-    One round sends the acquires to every node at once (no thread per call); a round
-    that misses any member releases what it got and is retried until ``wait_time`` is
-    spent. Reentrant like its members; the owner is the current thread. Without a lease
-    each member's client's watchdog renews it, and losing any member reports the
-    MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
+    One round sends the acquires to every node at once (no thread or thread per call); a
+    round that misses any member releases what it got and is retried until
+    ``wait_time`` is spent. Reentrant like its members; the owner is the current thread.
+    Without a lease each member's client's watchdog renews it, and losing any member
+    reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
     """
 
     def lock(self, lease_time: float | None = None) -> None:
@@ -34,15 +36,11 @@ class MultiLock(GroupHandle):
         """
         wait, lease = self._check(wait_time, lease_time)
         owner = current_owner_id()
-        acquired: bool = run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.try_lock(
-                    self._group, self._refs(owner), str(owner), wait, lease,
-                    member_timeout=self.member_timeout,
-                ),
-            )
+        refs = self._refs(owner)
+        flow = multi_flows.try_lock(
+            self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
         )
+        acquired: bool = run(multi_flows.guarded(self._group, flow))
         if acquired and lease is None:
             for lock in self.locks:
                 lock._client._watchdog.ensure_running()
@@ -52,11 +50,8 @@ class MultiLock(GroupHandle):
         """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
         when this thread did not hold the group or it was lost."""
         owner = current_owner_id()
-        run(
-            multi_flows.guarded(
-                self._group, multi_flows.unlock(self._group, self._refs(owner), str(owner))
-            )
-        )
+        flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
+        run(multi_flows.guarded(self._group, flow))
 
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""
@@ -67,12 +62,8 @@ class MultiLock(GroupHandle):
         quorum of members locked (a RedLock); asked of every member at once. Raises
         :class:`~redisson_py.LockUnavailableError` when members that did not answer
         could have decided it."""
-        result: bool = run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.is_locked(self._group, self._refs(current_owner_id())),
-            )
-        )
+        flow = multi_flows.is_locked(self._group, self._refs(current_owner_id()))
+        result: bool = run(multi_flows.guarded(self._group, flow))
         return result
 
     def force_unlock(self) -> bool:
@@ -80,21 +71,16 @@ class MultiLock(GroupHandle):
         that held the group find it gone at their ``unlock()``
         (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
         :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
-        result: bool = run(
-            multi_flows.guarded(
-                self._group,
-                multi_flows.force_unlock(self._group, self._refs(current_owner_id())),
-            )
-        )
+        flow = multi_flows.force_unlock(self._group, self._refs(current_owner_id()))
+        result: bool = run(multi_flows.guarded(self._group, flow))
         return result
 
     # threading.Lock's protocol
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`threading.Lock.acquire`: every member (a quorum for a RedLock),
-        kept by the watchdog; ``timeout`` -1 waits for ever."""
-        wait = acquire_wait(self._group.label, blocking, timeout)
-        return self.try_lock(wait)
+        """As :meth:`threading.Lock.acquire`: every member (a quorum for a RedLock), kept
+        by the watchdog; ``blocking=False`` tries once, ``timeout`` -1 waits for ever."""
+        return self.try_lock(acquire_wait(self._group.label, blocking, timeout))
 
     def release(self) -> None:
         """As :meth:`threading.Lock.release`: same as :meth:`unlock`."""
@@ -102,7 +88,7 @@ class MultiLock(GroupHandle):
 
     def locked(self) -> bool:
         """As :meth:`threading.Lock.locked`: same as :meth:`is_locked` (held by anyone,
-        asked of Redis), as for :class:`~redisson_py.Lock`."""
+        asked of Redis)."""
         return self.is_locked()
 
     def __enter__(self) -> MultiLock:
@@ -131,6 +117,3 @@ class RedLock(RedLockHandle, MultiLock):
     def __enter__(self) -> RedLock:
         self.lock()
         return self
-
-
-__all__ = ["Lock", "MultiLock", "RedLock"]

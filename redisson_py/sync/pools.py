@@ -1,5 +1,7 @@
-"""redis-py connection pools per node for the threaded client (see
-:mod:`redisson_py.core.pool_registry` for how pools are keyed and why)."""
+# GENERATED from redisson_py/asyncio/pools.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""redis-py connection pools per node (see :mod:`redisson_py.core.pool_registry` for
+how pools are keyed and why)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from redis.retry import Retry
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
+from redisson_py.sync import _primitives as primitives
 
 # redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.
 _NEEDS_NAME = (
@@ -34,12 +37,17 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
         def make_pool(kwargs: dict[str, Any], pubsub: bool) -> redis.ConnectionPool:
             if pubsub:
                 return redis.ConnectionPool(**kwargs)
+            if primitives.TIMES_ROUND_TRIPS:
+                # The manager times each round trip as a whole (redis-py's socket
+                # timeout would start a thread for every send there).
+                kwargs["socket_timeout"] = None
             blocking: Any = redis.BlockingConnectionPool  # untyped in redis-py
             pool: redis.ConnectionPool = blocking(
                 max_connections=max_connections, timeout=wait_timeout, **kwargs
             )
             return pool
 
+        self._clients: dict[Address, redis.Redis] = {}
         super().__init__(
             kwargs_for,
             make_pool,
@@ -48,9 +56,17 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
         )
 
     def client(self, address: Address) -> redis.Redis:
-        """A redis-py client on ``address``'s default pool (for the user's own commands)."""
-        return redis.Redis(connection_pool=self.get(address))
+        """A redis-py client on ``address`` for the user's own commands, with the
+        config's socket timeout (its own pool: the lock's pools time differently)."""
+        client = self._clients.get(address)
+        if client is None:
+            kwargs = self.kwargs(address, None, sentinel=False, pubsub=False)
+            client = self._clients[address] = redis.Redis(
+                connection_pool=redis.ConnectionPool(**kwargs)
+            )
+        return client
 
     def close(self) -> None:
-        for pool in self.take_all():
+        clients, self._clients = list(self._clients.values()), {}
+        for pool in [*self.take_all(), *(c.connection_pool for c in clients)]:
             pool.disconnect()

@@ -1,8 +1,10 @@
-"""Pub/sub for the threaded client: one connection and one reader thread per node.
+# GENERATED from redisson_py/asyncio/pubsub.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""Pub/sub: one connection and one reader loop per node, shared by the waiters.
 
 Waiters of one client share one subscription per channel
 (:class:`~redisson_py.core.subscriptions.SubscriptionTable` keeps the count and the
-wake-up permits). Each node's connection has a reader thread that turns messages into
+wake-up permits). Each node's connection has a reader loop that turns messages into
 permits. When that connection fails, or the manager's view moves a channel to another
 node (failover, slot migration), the channel is subscribed again where it now belongs
 and every waiter is woken to retry at once, without restarting the client. The client's
@@ -13,7 +15,6 @@ watchdog is told when a node's connection drops and when it is back
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.subscriptions import ChannelSub, SubscriptionTable
+from redisson_py.sync import _primitives as primitives
 
 if TYPE_CHECKING:
     from redisson_py.sync.manager import ConnectionManager
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("redisson_py.pubsub")
 
 READ_TICK = 0.5
-"""How often a reader thread looks up from its connection: to stop, and to unsubscribe
+"""How often a reader loop looks up from its connection: to stop, and to unsubscribe
 the channels idle past their grace period."""
 
 
@@ -38,8 +40,18 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def close_pubsub(pubsub: Any) -> None:
+    """Close a redis-py ``PubSub``; errors are dropped (its connection is going anyway)."""
+    # close() since redis-py 5.0.1; reset() before (deprecated after).
+    closer = getattr(pubsub, "close", None) or pubsub.reset
+    try:
+        closer()
+    except Exception as error:
+        log.debug("closing pub/sub: %s", error)
+
+
 class _Listener:
-    """One pub/sub connection to one node and the thread that reads it."""
+    """One pub/sub connection to one node and the loop that reads it."""
 
     def __init__(self, service: PubSubService, address: Address, sharded: bool):
         self.service = service
@@ -47,22 +59,18 @@ class _Listener:
         self.sharded = sharded
         pool = service.manager.pools.get(address, pubsub=True)
         self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
-        self.confirmations: dict[str, threading.Event] = {}
-        self.thread: threading.Thread | None = None
+        self.confirmations: dict[str, primitives.Event] = {}
+        self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
 
-    def subscribe(self, channel: str) -> threading.Event:
+    def subscribe(self, channel: str) -> primitives.Event:
         """Send the subscribe; the returned event is set when the node confirms it."""
-        confirmed = self.confirmations.setdefault(channel, threading.Event())
+        confirmed = self.confirmations.setdefault(channel, primitives.Event())
         if self.sharded:
             self.pubsub.ssubscribe(channel)
         else:
             self.pubsub.subscribe(channel)
-        if self.thread is None:
-            self.thread = threading.Thread(
-                target=self._read, name=f"redisson-py-pubsub-{self.address.port}", daemon=True
-            )
-            self.thread.start()
+        self.reader.start()
         return confirmed
 
     def unsubscribe(self, channel: str) -> None:
@@ -79,6 +87,8 @@ class _Listener:
         while not self.stopped:
             try:
                 message = self.pubsub.get_message(timeout=READ_TICK)
+            except primitives.Cancelled:
+                raise
             except Exception as error:
                 if not self.stopped:
                     self.service._listener_failed(self, error)
@@ -100,10 +110,9 @@ class _Listener:
 
     def close(self) -> None:
         self.stopped = True
-        try:
-            self.pubsub.close()
-        except Exception as error:
-            log.debug("closing pub/sub on %s: %s", self.address, error)
+        # Not awaited: a threaded reader stops at its next read of the closed connection.
+        self.reader.stop(wait=False)
+        close_pubsub(self.pubsub)
 
 
 class Subscription:
@@ -117,7 +126,7 @@ class Subscription:
         self._closed = False
 
     def wait(self, timeout: float) -> bool:
-        """Block until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
+        """Until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
         return self._service._wait(self._sub, timeout)
 
     def close(self) -> None:
@@ -131,7 +140,7 @@ class PubSubService:
 
     def __init__(self, manager: ConnectionManager):
         self.manager = manager
-        self._lock = threading.Lock()
+        self._lock = primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
         self._node_listeners: list[Callable[[Address], None]] = []
@@ -139,7 +148,7 @@ class PubSubService:
         self._reconnecting: set[Address] = set()
 
     def add_node_listener(self, callback: Callable[[Address], None]) -> None:
-        """Call ``callback(address)`` (from a reader thread; it must not block) when a
+        """Call ``callback(address)`` (from a reader loop; it must not block) when a
         node's pub/sub connection drops, and when a subscription on that node is
         confirmed again afterwards: the node may have restarted and lost its keys."""
         with self._lock:
@@ -179,7 +188,7 @@ class PubSubService:
             self._listeners[address] = listener
         return listener
 
-    def _place(self, sub: ChannelSub) -> threading.Event | None:
+    def _place(self, sub: ChannelSub) -> primitives.Event | None:
         """Subscribe ``sub`` where the view says it belongs (caller holds the lock)."""
         address = self.manager.mode.pubsub_address(self.manager.view, sub.channel)
         if address is None:
@@ -193,7 +202,7 @@ class PubSubService:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
         the node's confirmation, so a message published after this returns is seen."""
         with self._lock:
-            sub, created = self._table.join(channel, lambda: threading.Condition(self._lock))
+            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock))
             confirmed = None
             try:
                 if created:
@@ -201,14 +210,21 @@ class PubSubService:
                 elif sub.address is not None:
                     listener = self._listeners.get(sub.address)
                     confirmed = listener.confirmations.get(channel) if listener else None
-            except Exception:
+            except BaseException:
                 self._table.leave(sub, time.monotonic())
                 self._drop_locked(sub)
                 raise
-        if confirmed is not None and not confirmed.wait(timeout):
-            with self._lock:
-                self._table.leave(sub, time.monotonic())
-                self._drop_locked(sub)
+        try:
+            ok = confirmed is None or confirmed.wait(timeout)
+        except BaseException:  # cancelled while waiting
+            ok = False
+            raise
+        finally:
+            if not ok:
+                with self._lock:
+                    self._table.leave(sub, time.monotonic())
+                    self._drop_locked(sub)
+        if not ok:
             raise RedisTimeoutError(
                 f"subscribing to {channel!r} on {sub.address} timed out after {timeout:g} s"
             )
@@ -225,17 +241,17 @@ class PubSubService:
             return True
 
     def _leave(self, sub: ChannelSub) -> None:
-        with self._lock:
-            self._leave_locked(sub)
-
-    def _leave_locked(self, sub: ChannelSub) -> None:
         # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader
-        # thread once its grace period is over (see core.subscriptions).
-        self._table.leave(sub, time.monotonic())
+        # once its grace period is over (see core.subscriptions).
+        with self._lock:
+            self._table.leave(sub, time.monotonic())
 
     def _drop_locked(self, sub: ChannelSub) -> None:
-        """Forget ``sub`` and unsubscribe it on its node."""
+        """Forget ``sub`` and unsubscribe it on its node (caller holds the lock)."""
         self._table.discard(sub)
+        self._unsubscribe_locked(sub)
+
+    def _unsubscribe_locked(self, sub: ChannelSub) -> None:
         listener = self._listeners.get(sub.address) if sub.address is not None else None
         if listener is not None:
             listener.confirmations.pop(sub.channel, None)
@@ -245,10 +261,7 @@ class PubSubService:
         """Unsubscribe the channels that have been idle past their grace period."""
         with self._lock:
             for sub in self._table.expired(time.monotonic()):
-                target = self._listeners.get(sub.address) if sub.address is not None else None
-                if target is not None:
-                    target.confirmations.pop(sub.channel, None)
-                    target.unsubscribe(sub.channel)
+                self._unsubscribe_locked(sub)
 
     def _deliver(self, channel: str) -> None:
         with self._lock:
@@ -257,7 +270,8 @@ class PubSubService:
                 sub.signal_one()
                 sub.waker.notify()
 
-    def _wake_all(self, sub: ChannelSub) -> None:
+    @staticmethod
+    def _wake_all(sub: ChannelSub) -> None:
         sub.signal_all()
         sub.waker.notify_all()
 
@@ -299,7 +313,7 @@ class PubSubService:
 
     def after_fork(self) -> None:
         """In a forked child: the parent's reader threads do not exist here."""
-        self._lock = threading.Lock()
+        self._lock = primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners = {}
         self._reconnecting = set()

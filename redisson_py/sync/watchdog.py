@@ -1,5 +1,7 @@
-"""The threaded client's watchdog: one daemon thread renews its lease-less holds and
-watches its leased ones.
+# GENERATED from redisson_py/asyncio/watchdog.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""The client's watchdog: one background loop renews its lease-less holds and watches
+its leased ones.
 
 Every renewal interval (a third of the watchdog timeout) it runs one renewal round
 (:func:`redisson_py.core.renewal.renew_round`): about one pipelined round trip per node,
@@ -14,55 +16,36 @@ own when it needs one.
 from __future__ import annotations
 
 import logging
-import os
-import threading
-import time
-import weakref
 from typing import Any
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.holds import Hold
 from redisson_py.core.renewal import Schedule, renew_round
+from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 
 log = logging.getLogger("redisson_py.watchdog")
 
-_watchdogs: weakref.WeakSet[Watchdog] = weakref.WeakSet()
-
 
 class Watchdog:
-    """Renews and watches the holds of one :class:`ClientState` from a background thread."""
+    """Renews and watches the holds of one :class:`ClientState` from a background loop."""
 
     def __init__(self, state: ClientState):
         self._state = state
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._pid = os.getpid()
-        self._start_lock = threading.Lock()
-        self._schedule = Schedule(state.settings)
+        self._worker = primitives.Worker("redisson-py-watchdog", self._loop)
+        self._wake = primitives.Event()
+        self._schedule = Schedule(state)
         self._wake_at = float("inf")
         self._watched: set[int] = set()
+        self._stopped = False
         state.holds.watcher = self._noticed
-        _watchdogs.add(self)
+        primitives.after_fork_in_child(self._after_fork_in_child)
 
     def ensure_running(self) -> None:
-        """Start the thread if it is not running (cheap when it is)."""
-        thread = self._thread
-        if thread is not None and self._pid == os.getpid():
-            return
-        with self._start_lock:
-            if self._thread is not None and self._pid == os.getpid():
-                return
-            if self._stop.is_set():
-                return
-            self._pid = os.getpid()
-            self._schedule = Schedule(self._state.settings)
-            self._thread = threading.Thread(
-                target=self._loop, name="redisson-py-watchdog", daemon=True
-            )
-            self._thread.start()
+        """Start the loop if it is not running (cheap when it is)."""
+        if not self._stopped and self._worker.start():
+            self._schedule = Schedule(self._state)
 
     def _noticed(self, hold: Hold) -> None:
         """The hold table recorded an acquire: run, and wake sooner for an earlier lease end."""
@@ -85,11 +68,11 @@ class Watchdog:
         self._wake.set()
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        while True:
             self._wake_at = self._schedule.wake_at(self._state)
-            self._wake.wait(max(0.0, self._wake_at - time.monotonic()))
+            self._wake.wait(max(0.0, self._wake_at - self._state.clock()))
             self._wake.clear()
-            if self._stop.is_set():
+            if self._stopped:  # set by stop(), which woke the loop
                 return
             try:
                 run(self._schedule.step(self._state))
@@ -97,27 +80,16 @@ class Watchdog:
                 log.exception("watchdog renewal round failed")
 
     def renew_now(self) -> int:
-        """Run one renewal round in the calling thread; return how many holds it renewed."""
-        return run(renew_round(self._state)).renewed
+        """Run one renewal round now; return how many holds it renewed."""
+        return (run(renew_round(self._state))).renewed
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopped = True
         self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5)
+        self._worker.stop()
 
     def _after_fork_in_child(self) -> None:
         # The client state gave the child a new hold table (see core.client_state).
         self._state.holds.watcher = self._noticed
-        self._wake = threading.Event()
+        self._wake = primitives.Event()
         self._watched = set()
-
-
-def _reattach_in_child() -> None:
-    for watchdog in list(_watchdogs):
-        watchdog._after_fork_in_child()
-
-
-# Registered after core.client_state's handler (imported above), so it runs after it.
-os.register_at_fork(after_in_child=_reattach_in_child)

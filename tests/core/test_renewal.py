@@ -127,7 +127,7 @@ def test_a_lease_that_ran_out_is_reported_without_io() -> None:
 
 def test_the_schedule_wakes_at_the_first_lease_end_and_probes_after_refusals() -> None:
     state, lost = make_state()
-    schedule = renewal.Schedule(state.settings)
+    schedule = renewal.Schedule(state)
     assert schedule.wake_at(state) == schedule.next_round
     hold = take(state, lost, "a", 0.5)
     assert schedule.wake_at(state) == hold.expires_at

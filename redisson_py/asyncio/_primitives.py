@@ -1,0 +1,213 @@
+"""What the asyncio shell does differently from the threaded one, all in one place.
+
+The asyncio shell (every other module of this package) is the one hand-written source of
+both shells: ``scripts/generate_sync.py`` turns it into :mod:`redisson_py.sync` by
+dropping ``async``/``await``. What cannot be expressed that way lives here, with the same
+names in :mod:`redisson_py.sync._primitives`:
+
+- background loops are tasks here, daemon threads there (:class:`Worker`, :func:`spawn`);
+- an :class:`Event` and a :class:`Waker` (a waiter queue) are futures here, a
+  ``threading.Event`` / ``threading.Condition`` there;
+- :class:`ThreadLock` is a no-op here: everything runs on one event loop, and no
+  ``await`` happens while shared state is half-updated;
+- a round trip is timed as a whole by :func:`round_trip_timeout` here (redis-py's own
+  asyncio socket timeout starts a task per command); the threaded shell relies on
+  socket timeouts;
+- owners are tasks here, threads there (:func:`current_owner_id`); fork hooks exist only
+  there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any
+
+from redis.asyncio.connection import AbstractConnection
+
+from redisson_py.errors import UsageError
+
+IS_ASYNC = True
+"""True in the asyncio shell; the client checks decorated functions against it."""
+
+TIMES_ROUND_TRIPS = True
+"""The manager bounds each round trip with :func:`round_trip_timeout`, so command pools
+need no socket timeout of their own."""
+
+Cancelled: type[BaseException] = asyncio.CancelledError
+"""What a background loop receives when it is stopped (re-raised, never swallowed)."""
+
+
+class ThreadLock:
+    """A no-op lock: the asyncio shell's state is touched by one thread only."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class Event:
+    """A flag with a timed wait."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Until set (True) or ``timeout`` seconds passed (False)."""
+        if timeout is None:
+            await self._event.wait()
+            return True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(0.0, timeout)):
+                await self._event.wait()
+        return self._event.is_set()
+
+
+class Waker:
+    """The waiters of one channel subscription; ``notify`` wakes the longest waiting one.
+
+    ``lock`` is the subscription table's :class:`ThreadLock` (unused here; the threaded
+    twin is a condition variable on it)."""
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self, lock: ThreadLock) -> None:
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def wait(self, timeout: float) -> None:
+        """Until notified or ``timeout`` seconds passed."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter, timeout)
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+
+    def notify(self) -> None:
+        self._wake(everyone=False)
+
+    def notify_all(self) -> None:
+        self._wake(everyone=True)
+
+    def _wake(self, *, everyone: bool) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                if not everyone:
+                    return
+
+
+class Worker:
+    """A background loop (``target()``) run as a task on the running loop."""
+
+    def __init__(self, name: str, target: Callable[[], Coroutine[Any, Any, None]]):
+        self._name = name
+        self._target = target
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> bool:
+        """Start the loop unless it runs; True if started now. Outside a running loop
+        (a hold recorded from a thread) nothing is started."""
+        if self._task is not None and not self._task.done():
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._task = loop.create_task(self._target(), name=self._name)
+        return True
+
+    async def stop(self, *, wait: bool = True) -> None:
+        """Cancel the loop and, with ``wait``, await its end. From within the loop
+        itself nothing is cancelled: the loop is on its way out (it returns)."""
+        task, self._task = self._task, None
+        if task is None or task is asyncio.current_task():
+            return
+        task.cancel()
+        if wait:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+_background: set[asyncio.Task[None]] = set()
+"""Fire-and-forget tasks running now: the loop keeps only weak references to tasks."""
+
+
+def spawn(name: str, work: Callable[[], Awaitable[None]]) -> None:
+    """Run ``work()`` on its own and return at once; its errors are dropped."""
+
+    async def quietly() -> None:
+        with contextlib.suppress(Exception):
+            await work()
+
+    task = asyncio.get_running_loop().create_task(quietly(), name=name)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+async def sleep(seconds: float) -> None:
+    await asyncio.sleep(max(0.0, seconds))
+
+
+@contextlib.asynccontextmanager
+async def round_trip_timeout(seconds: float) -> AsyncIterator[None]:
+    """Bound a whole round trip (checkout, connect, send, replies) to ``seconds``."""
+    async with asyncio.timeout(seconds):
+        yield
+
+
+async def stale(connection: AbstractConnection) -> bool:
+    """True when an idle connection has something to read: the server closed it (EOF,
+    a reset) or it is out of step. redis-py's pool makes this check on checkout; the
+    managers' idle stacks bypass the pool, so it is made here."""
+    if not connection.is_connected:
+        return False
+    # can_read() since redis-py 8 (can_read_destructive() deprecated there), before it
+    # only can_read_destructive().
+    check: Any = getattr(connection, "can_read", None) or connection.can_read_destructive
+    try:
+        return bool(await check())
+    except Exception:
+        return True
+
+
+_task_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = weakref.WeakKeyDictionary()
+_next_id = itertools.count(1)
+
+
+def current_owner_id() -> int:
+    """The current task's owner id: unique within the process and never reused (a
+    task's ``id()`` can be), so a new task never inherits a finished one's holds."""
+    task = asyncio.current_task()
+    if task is None:
+        raise UsageError("an asyncio lock is owned by a task: call it from inside one")
+    owner = _task_ids.get(task)
+    if owner is None:
+        owner = _task_ids[task] = next(_next_id)
+    return owner
+
+
+def after_fork_in_child(callback: Callable[[], None]) -> None:
+    """Nothing: an asyncio client does not cross a fork (its loop does not)."""

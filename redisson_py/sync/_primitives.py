@@ -1,0 +1,169 @@
+"""What the threaded shell does differently from the asyncio one, all in one place.
+
+Every other module of :mod:`redisson_py.sync` is generated from the asyncio shell (see
+:mod:`redisson_py.asyncio._primitives` for the list of differences); this module gives
+the same names their threaded meaning: daemon threads, ``threading`` events and
+condition variables, a real lock, socket timeouts, thread owners and fork hooks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import select
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from redis.connection import AbstractConnection
+
+IS_ASYNC = False
+"""False in the threaded shell; the client checks decorated functions against it."""
+
+TIMES_ROUND_TRIPS = False
+"""Round trips are bounded by the pools' socket timeouts (set per reply timeout)."""
+
+
+class Cancelled(BaseException):
+    """Never raised: a thread is stopped by its loop's own check, not cancelled."""
+
+
+ThreadLock = threading.Lock
+
+
+class Event(threading.Event):
+    """``threading.Event``; ``wait`` returns whether it is set."""
+
+
+class Waker:
+    """The waiters of one channel subscription: a condition variable on ``lock`` (the
+    subscription table's lock, held by whoever calls ``wait`` or ``notify``)."""
+
+    __slots__ = ("_condition",)
+
+    def __init__(self, lock: Any) -> None:
+        self._condition = threading.Condition(lock)
+
+    def wait(self, timeout: float) -> None:
+        self._condition.wait(timeout)
+
+    def notify(self) -> None:
+        self._condition.notify()
+
+    def notify_all(self) -> None:
+        self._condition.notify_all()
+
+
+class Worker:
+    """A background loop (``target()``) run in a daemon thread, started again in a
+    forked child (which has none of its parent's threads)."""
+
+    def __init__(self, name: str, target: Callable[[], None]):
+        self._name = name
+        self._target = target
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._start_lock = threading.Lock()
+
+    def start(self) -> bool:
+        """Start the loop unless it runs (in this process); True if started now."""
+        if self._thread is not None and self._pid == os.getpid():
+            return False
+        with self._start_lock:
+            if self._thread is not None and self._pid == os.getpid():
+                return False
+            self._pid = os.getpid()
+            self._thread = threading.Thread(target=self._target, name=self._name, daemon=True)
+            self._thread.start()
+            return True
+
+    def stop(self, *, wait: bool = True) -> None:
+        """With ``wait``, join the thread (up to 5 s; not from within it). The loop
+        itself must notice that it is to stop (its owner sets a flag and wakes it)."""
+        thread, self._thread = self._thread, None
+        if wait and thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+
+def spawn(name: str, work: Callable[[], None]) -> None:
+    """Run ``work()`` in a daemon thread and return at once; its errors are dropped
+    (a background flow promises not to raise; this keeps a broken promise from
+    printing a thread traceback at shutdown, its pools closed under it)."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            work()
+
+    threading.Thread(target=quietly, name=name, daemon=True).start()
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(max(0.0, seconds))
+
+
+def round_trip_timeout(seconds: float) -> contextlib.nullcontext[None]:
+    """Nothing to add: the pools' socket timeouts bound every read and connect."""
+    return contextlib.nullcontext()
+
+
+_HAS_POLL = hasattr(select, "poll")
+
+
+def stale(connection: AbstractConnection) -> bool:
+    """True when an idle connection has something to read: the server closed it (EOF,
+    a reset) or it is out of step. redis-py's pool makes this check on checkout; the
+    managers' idle stacks bypass the pool, so it is made here. One non-blocking poll."""
+    sock = getattr(connection, "_sock", None)
+    if sock is None:
+        return False  # not connected: connects on send
+    try:
+        # A poll first (under 1 us): the common case, nothing to read, costs no more.
+        # (No poll() on Windows: redis-py's check alone there.)
+        if _HAS_POLL:
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            if not poller.poll(0):
+                return False
+        # Readable: EOF, a reset, stray bytes, or only a TLS record with no data for us
+        # (a TLS 1.3 session ticket), which redis-py's read through TLS tells apart.
+        return bool(connection.can_read(timeout=0))
+    except Exception:
+        return True
+
+
+_owners = threading.local()
+_owner_ids = itertools.count(1)
+
+
+def current_owner_id() -> int:
+    """This thread's owner id: unique within the process, never reused (unlike
+    ``threading.get_ident()``), so a new thread never inherits a dead one's holds."""
+    try:
+        return _owners.id  # type: ignore[no-any-return]
+    except AttributeError:
+        _owners.id = next(_owner_ids)
+        return _owners.id  # type: ignore[no-any-return]
+
+
+_fork_callbacks: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+
+def after_fork_in_child(callback: Callable[[], None]) -> None:
+    """Call the bound method ``callback`` in a forked child, while its object lives."""
+    _fork_callbacks[:] = [ref for ref in _fork_callbacks if ref() is not None]
+    _fork_callbacks.append(weakref.WeakMethod(callback))
+
+
+def _run_fork_callbacks() -> None:
+    for ref in list(_fork_callbacks):
+        method = ref()
+        if method is not None:
+            method()
+
+
+# Registered after core.client_state's handler (imported by every client first), so a
+# child's hold tables are new before these run.
+os.register_at_fork(after_in_child=_run_fork_callbacks)
