@@ -1,4 +1,5 @@
-"""Every Lua script redisson-py runs, in one place.
+"""Every Lua script redisson-py runs, in one place: the reentrant lock's here, each other
+lock kind's in a module of this package named after it.
 
 Each read-modify-write on a lock is one script, so it is atomic on the node that owns the
 lock's slot. Scripts are sent with EVALSHA; the executor falls back to EVAL when the node
