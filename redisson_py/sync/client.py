@@ -96,6 +96,14 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
         return decorate
 
+    # --- lock kinds: fair, non-reentrant, spin ---
+
+    # --- lock kinds: fenced ---
+
+    # --- lock kinds: read-write ---
+
+    # --- lock kinds: semaphores, count-down latch ---
+
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the
         single, master/slave and sentinel modes), with the config's timeouts."""
