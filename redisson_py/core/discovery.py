@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redisson_py.config.addresses import Address
-from redisson_py.core.effects import Direct, Effect, Gather
+from redisson_py.core.effects import Direct, Effect, Gather, Target
 from redisson_py.core.topology import (
     NatMap,
     SentinelReport,
@@ -59,7 +59,7 @@ class Discovery:
 
 
 def probe(
-    target: Any,
+    target: Target,
     addresses: Sequence[Address],
     commands: tuple[tuple[str, ...], ...],
     timeout: float,
@@ -73,7 +73,7 @@ def probe(
 
 
 def ping_all(
-    target: Any, addresses: Sequence[Address], timeout: float
+    target: Target, addresses: Sequence[Address], timeout: float
 ) -> Generator[Effect, Any, Discovery]:
     """PING every address; the view is None, the errors say who did not answer."""
     answers = yield from probe(target, addresses, (("PING",),), timeout)
@@ -81,7 +81,7 @@ def ping_all(
 
 
 def read_master_counts(
-    target: Any, view: TopologyView, timeout: float, *, cluster: bool = False
+    target: Target, view: TopologyView, timeout: float, *, cluster: bool = False
 ) -> Generator[Effect, Any, TopologyView]:
     """Raise ``view``'s WAIT counts to what each master says of its own replicas (all
     masters at once; one that does not answer keeps the topology's count): its ``INFO
@@ -113,7 +113,7 @@ def read_master_counts(
 
 
 def discover_cluster(
-    target: Any, candidates: Sequence[Address], nat: NatMap, timeout: float
+    target: Target, candidates: Sequence[Address], nat: NatMap, timeout: float
 ) -> Generator[Effect, Any, Discovery]:
     """Ask candidates for ``CLUSTER NODES`` one after another until one answers.
 
@@ -134,7 +134,7 @@ def discover_cluster(
 
 
 def discover_sentinel(
-    target: Any,
+    target: Target,
     sentinels: Sequence[Address],
     master_name: str,
     data_template: Address,
@@ -205,7 +205,7 @@ def discover_sentinel(
 
 
 def check_replicas(
-    target: Any, master: Address, replicas: Sequence[Address], timeout: float
+    target: Target, master: Address, replicas: Sequence[Address], timeout: float
 ) -> Generator[Effect, Any, Discovery]:
     """Master/slave: PING the configured replicas; those that answer count as healthy
     (or as many as the master's ``INFO replication`` lists, if more)."""

@@ -24,8 +24,9 @@ Outcomes, per effect:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from redisson_py.core.scripts import Script
 
@@ -47,6 +48,33 @@ class ScriptCommand:
         return ("EVAL", self.script.source, len(self.keys), *self.keys, *self.args)
 
 
+class Target(Protocol):
+    """What a :class:`Call`, :class:`Direct` or :class:`Subscribe` is aimed at: one
+    shell's connection manager (:mod:`redisson_py.asyncio.manager` and its generated
+    threaded twin). The flows read the first three members; the drivers call the
+    others, which are coroutine functions in the asyncio shell (hence ``Any``)."""
+
+    @property
+    def publish_command(self) -> str:
+        """``PUBLISH``, or ``SPUBLISH`` where channels are sharded."""
+
+    @property
+    def routes_by_slot(self) -> bool:
+        """True in cluster mode: keys and channels are placed by hash slot."""
+
+    def describe(self, name: str) -> str:
+        """The address of the node serving ``name`` now, for error messages."""
+
+    def execute(self, effect: Call | Direct) -> Any:
+        """Run one call: a :class:`CallResult`, or the tuple of a :class:`Direct`'s replies."""
+
+    def start(self, effects: Sequence[Call | Direct]) -> Any:
+        """Send ``effects`` now; the batch returned reads them in ``finish()``."""
+
+    def subscribe(self, channel: str, timeout: float) -> Any:
+        """Join the subscription to ``channel``: a subscription with ``wait``/``close``."""
+
+
 Command = ScriptCommand | tuple[Arg, ...]
 """A script invocation, or a plain command as its arguments (``("PTTL", name)``)."""
 
@@ -62,7 +90,7 @@ class Call:
     configured command timeout).
     """
 
-    target: Any
+    target: Target
     route: str
     commands: tuple[Command, ...]
     sync_replicas: float | None = None
@@ -95,7 +123,7 @@ class Gather:
 class Subscribe:
     """Join the shared subscription to ``channel`` on the node that serves it."""
 
-    target: Any
+    target: Target
     channel: str
     timeout: float
 
@@ -148,7 +176,7 @@ class Direct:
     tuple of replies; errors raise, as for :class:`Call`.
     """
 
-    target: Any
+    target: Target
     address: Any
     commands: tuple[Command, ...]
     timeout: float | None = None

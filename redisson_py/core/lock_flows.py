@@ -29,6 +29,7 @@ from redisson_py.core.effects import (
     ScriptCommand,
     Sleep,
     Subscribe,
+    Target,
     Unsubscribe,
     WaitSignal,
 )
@@ -71,7 +72,7 @@ class LockRef:
 
     name: str
     owner: str
-    target: Any
+    target: Target
     state: ClientState
     on_lost_callback: Callable[[Any], object] | None = None
     group_on_lost: Callable[[Hold, str], None] | None = None

@@ -49,7 +49,7 @@ from redisson_py.core.discovery import (
     ping_all,
     probe,
 )
-from redisson_py.core.effects import Effect
+from redisson_py.core.effects import Effect, Target
 from redisson_py.core.topology import NatMap, TopologyView
 from redisson_py.errors import AuthError, ConfigError, ConnectError
 
@@ -95,7 +95,9 @@ def _info_field(info: Any, name: str) -> str | None:
     return None
 
 
-def check_waitaof(target: Any, view: TopologyView, timeout: float) -> Generator[Effect, Any, None]:
+def check_waitaof(
+    target: Target, view: TopologyView, timeout: float
+) -> Generator[Effect, Any, None]:
     """With ``lockSyncMode: WAITAOF``, check every master and known replica can confirm
     an fsync: the server has WAITAOF (Redis >= 7.2, Valkey) and ``appendonly yes``.
 
@@ -154,10 +156,10 @@ class Mode:
         """The configured addresses, for messages and first contact."""
         raise NotImplementedError
 
-    def startup(self, target: Any) -> ViewFlow:
+    def startup(self, target: Target) -> ViewFlow:
         raise NotImplementedError
 
-    def checked(self, target: Any, view: TopologyView) -> ViewFlow:
+    def checked(self, target: Target, view: TopologyView) -> ViewFlow:
         """``view``, once the nodes are checked to support the configured lock sync
         mode (see :func:`check_waitaof`); the end of every startup."""
         config = self.config
@@ -165,7 +167,7 @@ class Mode:
             yield from check_waitaof(target, view, self.probe_timeout)
         return view
 
-    def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
         """Read the topology again; None when nothing answered (keep the old view)."""
         yield from ()
         return None
@@ -209,7 +211,7 @@ class SingleMode(Mode):
     def seeds(self) -> list[Address]:
         return [self.address]
 
-    def startup(self, target: Any) -> ViewFlow:
+    def startup(self, target: Target) -> ViewFlow:
         discovery = yield from ping_all(target, [self.address], self.probe_timeout)
         if discovery.errors:
             _raise_unreachable("the Redis server", discovery, [self.address], self.section.username)
@@ -233,7 +235,7 @@ class MasterSlaveMode(Mode):
     def seeds(self) -> list[Address]:
         return [self.master, *self.replicas]
 
-    def startup(self, target: Any) -> ViewFlow:
+    def startup(self, target: Target) -> ViewFlow:
         discovery = yield from ping_all(target, [self.master], self.probe_timeout)
         if discovery.errors:
             _raise_unreachable("the master", discovery, [self.master], self.section.username)
@@ -241,7 +243,7 @@ class MasterSlaveMode(Mode):
         assert checked.view is not None
         return (yield from self.checked(target, checked.view))
 
-    def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
         checked = yield from check_replicas(target, self.master, self.replicas, self.probe_timeout)
         return checked.view
 
@@ -279,7 +281,7 @@ class SentinelMode(_ScanningMode):
     def seeds(self) -> list[Address]:
         return list(self.sentinels)
 
-    def _discover(self, target: Any) -> Generator[Effect, Any, Discovery]:
+    def _discover(self, target: Target) -> Generator[Effect, Any, Discovery]:
         """Ask every known sentinel; with ``sentinelsDiscovery`` add the sentinels they
         name to the known ones (asked from the next discovery on)."""
         discovery = yield from discover_sentinel(
@@ -301,7 +303,7 @@ class SentinelMode(_ScanningMode):
                         self.sentinels.append(sentinel)
         return discovery
 
-    def startup(self, target: Any) -> ViewFlow:
+    def startup(self, target: Target) -> ViewFlow:
         tried = list(self.sentinels)
         discovery = yield from self._discover(target)
         if len(self.sentinels) > len(tried):
@@ -335,7 +337,7 @@ class SentinelMode(_ScanningMode):
             _raise_unreachable(what, pinged, [master], self.section.username)
         return (yield from self.checked(target, discovery.view))
 
-    def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
         discovery = yield from self._discover(target)
         return discovery.view
 
@@ -352,7 +354,7 @@ class ClusterMode(_ScanningMode):
     def seeds(self) -> list[Address]:
         return list(self.nodes)
 
-    def startup(self, target: Any) -> ViewFlow:
+    def startup(self, target: Target) -> ViewFlow:
         discovery = yield from discover_cluster(target, self.nodes, self.nat, self.probe_timeout)
         if discovery.view is None:
             _raise_unreachable("any cluster node", discovery, self.nodes, self.section.username)
@@ -375,7 +377,7 @@ class ClusterMode(_ScanningMode):
             self.sharded_pubsub = not isinstance(info, BaseException) and _redis_major(info[0]) >= 7
         return (yield from self.checked(target, view))
 
-    def refresh(self, target: Any, view: TopologyView) -> RefreshFlow:
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
         # Ask the known masters first (they answer with the freshest view), then the
         # replicas, then the configured seeds.
         candidates = [*view.masters]
