@@ -14,8 +14,8 @@ from redisson_py.config.delays import ConstantDelay
 from redisson_py.config.diagnostics import Invalid, KeyPath, Origin, suggest
 from redisson_py.config.enums import SslVerificationMode
 from redisson_py.config.kinds import Bool, Kind, Millis, SectionKind, camel
+from redisson_py.config.kinds.tagged import host_port_map
 from redisson_py.config.schema import Settings, by_key, loading, specs
-from redisson_py.config.tagged_kinds import host_port_map
 
 S = TypeVar("S", bound=Settings)
 

@@ -43,10 +43,10 @@ from redisson_py.config.kinds import (
     Str,
     setting,
 )
+from redisson_py.config.kinds.tagged import DelayKind, NatKind
 from redisson_py.config.nat import NatMapper
 from redisson_py.config.schema import OWNER_KEYS, Settings
 from redisson_py.config.secret import Secret
-from redisson_py.config.tagged_kinds import DelayKind, NatKind
 
 _POOL_MAX = 10_000
 """Largest connection pool or idle size: far above what one client can use."""

@@ -35,8 +35,8 @@ from redisson_py.config.kinds import (
     SectionKind,
     Str,
 )
+from redisson_py.config.kinds.tagged import DelayKind, NatKind
 from redisson_py.config.schema import specs
-from redisson_py.config.tagged_kinds import DelayKind, NatKind
 
 _ms = st.integers(0, 10**7).map(lambda ms: ms / 1000)
 _positive_ms = st.integers(1, 10**7).map(lambda ms: ms / 1000)

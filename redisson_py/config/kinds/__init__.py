@@ -1,5 +1,8 @@
 """The value kinds of config settings: how each reads from YAML, writes back, and checks.
 
+This package holds every kind: the plain ones here, the kinds of Java-tagged objects
+(delays, NAT mappers) in :mod:`redisson_py.config.kinds.tagged`.
+
 A setting is a dataclass field whose metadata holds a :class:`Kind`. The kind converts
 between Redisson's YAML value (milliseconds, ISO durations, tagged objects, ``file:`` URLs)
 and the Python attribute (seconds, :class:`DelayStrategy`, a path), coerces assignments
