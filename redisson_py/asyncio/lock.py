@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Self
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
@@ -12,7 +13,61 @@ from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, chec
 current_owner_id = primitives.current_owner_id
 
 
-class Lock(LockHandle):
+class LockProtocol:
+    """:class:`asyncio.Lock`'s protocol for every lock of this package: ``acquire``,
+    ``release``, ``locked`` and the context manager, in terms of the lock's own
+    ``lock``/``try_lock``/``unlock``/``is_locked``. ``acquire`` takes the arguments of
+    :meth:`threading.Lock.acquire` in both APIs, and ``locked`` asks Redis: whether a
+    distributed lock is held is known only there."""
+
+    def _protocol_name(self) -> str:
+        raise NotImplementedError
+
+    async def lock(self, lease_time: float | None = None) -> None:
+        raise NotImplementedError
+
+    async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
+        raise NotImplementedError
+
+    async def unlock(self) -> None:
+        raise NotImplementedError
+
+    async def is_locked(self) -> bool:
+        raise NotImplementedError
+
+    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock, kept by the watchdog: wait for ever (the default), try once
+        (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
+        taken. A non-blocking acquire with a timeout is an
+        :class:`~redisson_py.ArgumentError`, as for :class:`threading.Lock`."""
+        wait = acquire_wait(self._protocol_name(), blocking, timeout)
+        if wait is None:
+            await self.lock()
+            return True
+        return await self.try_lock(wait)
+
+    async def release(self) -> None:
+        """Same as ``unlock()``."""
+        await self.unlock()
+
+    async def locked(self) -> bool:
+        """Same as ``is_locked()``: held by anyone, asked of Redis."""
+        return await self.is_locked()
+
+    async def __aenter__(self) -> Self:
+        await self.lock()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.unlock()
+
+
+class Lock(LockHandle, LockProtocol):
     """A reentrant lock on a Redis key, owned by the task that takes it.
 
     Reentrant: the owning task may take it again and must release it as many times.
@@ -23,9 +78,11 @@ class Lock(LockHandle):
     its acquire is in flight undoes that acquire if it was applied.
 
     Get one from the client's ``get_lock``. Also an async context manager and a stand-in
-    for :class:`asyncio.Lock`'s ``acquire``/``release``/``locked`` (each one a round
-    trip: whether a distributed lock is held is known only to Redis).
+    for :class:`asyncio.Lock` (see :class:`LockProtocol`).
     """
+
+    def _protocol_name(self) -> str:
+        return self.name
 
     async def lock(self, lease_time: float | None = None) -> None:
         """Wait until this task holds the lock.
@@ -124,36 +181,3 @@ class Lock(LockHandle):
         owner = self._owner()
         result: float | None = await run(self._flow(owner, lock_flows.remain_time_to_live))
         return result
-
-    # asyncio.Lock's protocol
-
-    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`asyncio.Lock.acquire`, with the watchdog keeping the lock;
-        ``blocking=False`` tries once, and ``timeout`` (seconds; -1 waits for ever) bounds
-        the wait."""
-        wait = acquire_wait(self.name, blocking, timeout)
-        if wait is None:
-            await self.lock()
-            return True
-        return await self.try_lock(wait)
-
-    async def release(self) -> None:
-        """As :meth:`asyncio.Lock.release`: same as :meth:`unlock`."""
-        await self.unlock()
-
-    async def locked(self) -> bool:
-        """As :meth:`asyncio.Lock.locked`: same as :meth:`is_locked` (held by anyone,
-        asked of Redis)."""
-        return await self.is_locked()
-
-    async def __aenter__(self) -> Lock:
-        await self.lock()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.unlock()

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from redisson_py.asyncio.driver import run
-from redisson_py.asyncio.lock import current_owner_id
+from redisson_py.asyncio.lock import LockProtocol, current_owner_id
 from redisson_py.core import multi_flows
-from redisson_py.core.handles import GroupHandle, RedLockHandle, acquire_wait
+from redisson_py.core.handles import GroupHandle, RedLockHandle
 
 
-class MultiLock(GroupHandle):
+class MultiLock(GroupHandle, LockProtocol):
     """All-or-nothing over locks from any clients and nodes.
 
     One round sends the acquires to every node at once (no task or thread per call); a
@@ -20,7 +19,12 @@ class MultiLock(GroupHandle):
     ``wait_time`` is spent. Reentrant like its members; the owner is the current task.
     Without a lease each member's client's watchdog renews it, and losing any member
     reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
+    Also an async context manager and a stand-in for :class:`asyncio.Lock` (see
+    :class:`~redisson_py.asyncio.lock.LockProtocol`).
     """
+
+    def _protocol_name(self) -> str:
+        return self._group.label
 
     async def lock(self, lease_time: float | None = None) -> None:
         """Wait until every member is held."""
@@ -77,34 +81,6 @@ class MultiLock(GroupHandle):
         result: bool = await run(multi_flows.guarded(self._group, flow))
         return result
 
-    # asyncio.Lock's protocol
-
-    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`asyncio.Lock.acquire`: every member (a quorum for a RedLock), kept
-        by the watchdog; ``blocking=False`` tries once, ``timeout`` -1 waits for ever."""
-        return await self.try_lock(acquire_wait(self._group.label, blocking, timeout))
-
-    async def release(self) -> None:
-        """As :meth:`asyncio.Lock.release`: same as :meth:`unlock`."""
-        await self.unlock()
-
-    async def locked(self) -> bool:
-        """As :meth:`asyncio.Lock.locked`: same as :meth:`is_locked` (held by anyone,
-        asked of Redis)."""
-        return await self.is_locked()
-
-    async def __aenter__(self) -> MultiLock:
-        await self.lock()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.unlock()
-
 
 class RedLock(RedLockHandle, MultiLock):
     """A majority (n // 2 + 1) of locks on independent masters, with Redlock's validity
@@ -116,6 +92,3 @@ class RedLock(RedLockHandle, MultiLock):
         """A RedLock on lock ``name`` of each client (one client per independent master)."""
         return cls(*(client.get_lock(name) for client in clients), **kwargs)
 
-    async def __aenter__(self) -> RedLock:
-        await self.lock()
-        return self

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Self
 
 from redisson_py.core import lock_flows
 from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
@@ -14,7 +15,61 @@ from redisson_py.sync.driver import run
 current_owner_id = primitives.current_owner_id
 
 
-class Lock(LockHandle):
+class LockProtocol:
+    """:class:`threading.Lock`'s protocol for every lock of this package: ``acquire``,
+    ``release``, ``locked`` and the context manager, in terms of the lock's own
+    ``lock``/``try_lock``/``unlock``/``is_locked``. ``acquire`` takes the arguments of
+    :meth:`threading.Lock.acquire` in both APIs, and ``locked`` asks Redis: whether a
+    distributed lock is held is known only there."""
+
+    def _protocol_name(self) -> str:
+        raise NotImplementedError
+
+    def lock(self, lease_time: float | None = None) -> None:
+        raise NotImplementedError
+
+    def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
+        raise NotImplementedError
+
+    def unlock(self) -> None:
+        raise NotImplementedError
+
+    def is_locked(self) -> bool:
+        raise NotImplementedError
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock, kept by the watchdog: wait for ever (the default), try once
+        (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
+        taken. A non-blocking acquire with a timeout is an
+        :class:`~redisson_py.ArgumentError`, as for :class:`threading.Lock`."""
+        wait = acquire_wait(self._protocol_name(), blocking, timeout)
+        if wait is None:
+            self.lock()
+            return True
+        return self.try_lock(wait)
+
+    def release(self) -> None:
+        """Same as ``unlock()``."""
+        self.unlock()
+
+    def locked(self) -> bool:
+        """Same as ``is_locked()``: held by anyone, asked of Redis."""
+        return self.is_locked()
+
+    def __enter__(self) -> Self:
+        self.lock()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.unlock()
+
+
+class Lock(LockHandle, LockProtocol):
     """A reentrant lock on a Redis key, owned by the thread that takes it.
 
     Reentrant: the owning thread may take it again and must release it as many times.
@@ -25,9 +80,11 @@ class Lock(LockHandle):
     its acquire is in flight undoes that acquire if it was applied.
 
     Get one from the client's ``get_lock``. Also a context manager and a stand-in
-    for :class:`threading.Lock`'s ``acquire``/``release``/``locked`` (each one a round
-    trip: whether a distributed lock is held is known only to Redis).
+    for :class:`threading.Lock` (see :class:`LockProtocol`).
     """
+
+    def _protocol_name(self) -> str:
+        return self.name
 
     def lock(self, lease_time: float | None = None) -> None:
         """Block until this thread holds the lock.
@@ -123,36 +180,3 @@ class Lock(LockHandle):
         owner = self._owner()
         result: float | None = run(self._flow(owner, lock_flows.remain_time_to_live))
         return result
-
-    # threading.Lock's protocol
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`threading.Lock.acquire`, with the watchdog keeping the lock;
-        ``blocking=False`` tries once, and ``timeout`` (seconds; -1 waits for ever) bounds
-        the wait."""
-        wait = acquire_wait(self.name, blocking, timeout)
-        if wait is None:
-            self.lock()
-            return True
-        return self.try_lock(wait)
-
-    def release(self) -> None:
-        """As :meth:`threading.Lock.release`: same as :meth:`unlock`."""
-        self.unlock()
-
-    def locked(self) -> bool:
-        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked` (held by anyone,
-        asked of Redis)."""
-        return self.is_locked()
-
-    def __enter__(self) -> Lock:
-        self.lock()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.unlock()

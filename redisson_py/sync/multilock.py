@@ -5,16 +5,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from redisson_py.core import multi_flows
-from redisson_py.core.handles import GroupHandle, RedLockHandle, acquire_wait
+from redisson_py.core.handles import GroupHandle, RedLockHandle
 from redisson_py.sync.driver import run
-from redisson_py.sync.lock import current_owner_id
+from redisson_py.sync.lock import LockProtocol, current_owner_id
 
 
-class MultiLock(GroupHandle):
+class MultiLock(GroupHandle, LockProtocol):
     """All-or-nothing over locks from any clients and nodes.
 
     One round sends the acquires to every node at once (no thread or thread per call); a
@@ -22,7 +21,12 @@ class MultiLock(GroupHandle):
     ``wait_time`` is spent. Reentrant like its members; the owner is the current thread.
     Without a lease each member's client's watchdog renews it, and losing any member
     reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
+    Also a context manager and a stand-in for :class:`threading.Lock` (see
+    :class:`~redisson_py.sync.lock.LockProtocol`).
     """
+
+    def _protocol_name(self) -> str:
+        return self._group.label
 
     def lock(self, lease_time: float | None = None) -> None:
         """Block until every member is held."""
@@ -75,34 +79,6 @@ class MultiLock(GroupHandle):
         result: bool = run(multi_flows.guarded(self._group, flow))
         return result
 
-    # threading.Lock's protocol
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """As :meth:`threading.Lock.acquire`: every member (a quorum for a RedLock), kept
-        by the watchdog; ``blocking=False`` tries once, ``timeout`` -1 waits for ever."""
-        return self.try_lock(acquire_wait(self._group.label, blocking, timeout))
-
-    def release(self) -> None:
-        """As :meth:`threading.Lock.release`: same as :meth:`unlock`."""
-        self.unlock()
-
-    def locked(self) -> bool:
-        """As :meth:`threading.Lock.locked`: same as :meth:`is_locked` (held by anyone,
-        asked of Redis)."""
-        return self.is_locked()
-
-    def __enter__(self) -> MultiLock:
-        self.lock()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.unlock()
-
 
 class RedLock(RedLockHandle, MultiLock):
     """A majority (n // 2 + 1) of locks on independent masters, with Redlock's validity
@@ -113,7 +89,3 @@ class RedLock(RedLockHandle, MultiLock):
     def for_name(cls, name: str, clients: Iterable[Any], **kwargs: Any) -> RedLock:
         """A RedLock on lock ``name`` of each client (one client per independent master)."""
         return cls(*(client.get_lock(name) for client in clients), **kwargs)
-
-    def __enter__(self) -> RedLock:
-        self.lock()
-        return self
