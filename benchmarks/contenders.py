@@ -120,8 +120,13 @@ class FloorScripts:
 
     def acquire_args(self) -> tuple[Any, ...]:
         return (
-            scripts.ACQUIRE.sha, 1, self.name,
-            self.lease_ms, self.owner, acquire_latch_field(self.owner), uuid.uuid4().hex,
+            scripts.ACQUIRE.sha,
+            1,
+            self.name,
+            self.lease_ms,
+            self.owner,
+            acquire_latch_field(self.owner),
+            uuid.uuid4().hex,
         )
 
     def release_args(self) -> tuple[Any, ...]:

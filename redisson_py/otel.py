@@ -61,8 +61,7 @@ def instrument(
         from opentelemetry import metrics, trace  # noqa: PLC0415
     except ImportError as error:
         raise UsageError(
-            "redisson_py.otel needs the opentelemetry-api package: "
-            "pip install 'redisson-py[otel]'"
+            "redisson_py.otel needs the opentelemetry-api package: pip install 'redisson-py[otel]'"
         ) from error
     meter = metrics.get_meter(INSTRUMENTATION_NAME, meter_provider=meter_provider)
     tracer = trace.get_tracer(INSTRUMENTATION_NAME, tracer_provider=tracer_provider)
@@ -76,7 +75,8 @@ def instrument(
         "redisson.lock.lost", unit="{lock}", description="Holds found lost"
     )
     failure_counter = meter.create_counter(
-        "redisson.lock.renewal_failures", unit="{renewal}",
+        "redisson.lock.renewal_failures",
+        unit="{renewal}",
         description="Watchdog renewals that failed",
     )
     # (name, owner) of the locks counted in held_counter: a loss or release only

@@ -31,8 +31,9 @@ class _Client:
     def add_listener(self, listener: Any) -> None:
         events.add_listener(self.state, listener)
 
-    def emit(self, kind: events.EventKind, name: str = "orders", owner: str = "c:1",
-             **fields: Any) -> None:
+    def emit(
+        self, kind: events.EventKind, name: str = "orders", owner: str = "c:1", **fields: Any
+    ) -> None:
         events.emit(self.state, LockEvent(kind, name, owner, **fields))
 
 
@@ -79,8 +80,9 @@ def _values(reader: Any) -> dict[str, dict[str | None, Any]]:
             for metric in scope.metrics:
                 for point in metric.data.data_points:
                     name = point.attributes.get("redisson.lock.name")
-                    value = (point.count, point.sum) if hasattr(point, "bucket_counts") \
-                        else point.value
+                    value = (
+                        (point.count, point.sum) if hasattr(point, "bucket_counts") else point.value
+                    )
                     out.setdefault(metric.name, {})[name] = value
     return out
 
@@ -120,7 +122,8 @@ def test_otel_wait_span_covers_the_wait_under_the_callers_span(otel_setup: Any) 
     assert wait.parent.span_id == parent.get_span_context().span_id
     assert (wait.end_time - wait.start_time) / 1e9 == pytest.approx(2.0, abs=0.01)
     assert dict(wait.attributes or {}) == {
-        "redisson.lock.name": "orders", "redisson.lock.node": "127.0.0.1:6379"
+        "redisson.lock.name": "orders",
+        "redisson.lock.node": "127.0.0.1:6379",
     }
 
 

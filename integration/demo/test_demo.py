@@ -70,6 +70,7 @@ def collect(
 ) -> threading.Thread:
     """Read the demo's stdout into ``lines`` and its stderr into ``errors`` (always
     drained: a full stderr pipe would block the demo's workers)."""
+
     def read(stream: Any, into: list[str]) -> None:
         into.extend(stream)
 

@@ -54,7 +54,11 @@ def test_replica_sync_never_grants_twice_on_a_stale_view(
     variant: str, topology: str, redis_backend: str
 ) -> None:
     [summary] = run_scenario(
-        "race", topology=topology, runs=RUNS, backend=redis_backend, modes=["sync-on"],
+        "race",
+        topology=topology,
+        runs=RUNS,
+        backend=redis_backend,
+        modes=["sync-on"],
         variant=variant,
     )
     print(markdown_table([summary]))
@@ -81,8 +85,14 @@ def test_master_killed_under_load(mode: str, redis_backend: str) -> None:
 
 @pytest.mark.parametrize(
     ("scenario", "topology"),
-    [("crash", "sentinel"), ("crash", "cluster"), ("lost-renewal", "single"),
-     ("waiters", "sentinel"), ("waiters", "cluster"), ("lost-replies", "single")],
+    [
+        ("crash", "sentinel"),
+        ("crash", "cluster"),
+        ("lost-renewal", "single"),
+        ("waiters", "sentinel"),
+        ("waiters", "cluster"),
+        ("lost-replies", "single"),
+    ],
 )
 def test_scenario_holds(scenario: str, topology: str, redis_backend: str) -> None:
     replicated = topology if topology != "single" else "sentinel"

@@ -26,11 +26,19 @@ from redisson_py.testing import Topology
 CLI = [sys.executable, "-c", "import sys; from redisson_py.cli import main; sys.exit(main())"]
 
 
-def cli(*args: str, env: dict[str, str] | None = None,
-        timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
     """``redisson-py ARGS`` run to completion, stdin not a terminal."""
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False, stdin=subprocess.DEVNULL, env=env)
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
 
 
 def write_config(topology: Topology, path: Path, **extra: Any) -> str:
@@ -111,8 +119,7 @@ def test_config_check_good_bad_and_connect(
     assert text.returncode == 0 and "mode: cluster" in text.stdout
 
 
-def test_config_check_never_prints_the_password(single_topology: Topology,
-                                                tmp_path: Path) -> None:
+def test_config_check_never_prints_the_password(single_topology: Topology, tmp_path: Path) -> None:
     port = single_topology.redisson_yaml().split("127.0.0.1:")[1].split()[0].strip("\"'")
     path = tmp_path / "secret.yaml"
     path.write_text(
@@ -132,8 +139,12 @@ def test_status_shows_holder_count_ttl_and_waiters(
     client: Redisson, single_config: str, request: pytest.FixtureRequest
 ) -> None:
     name = lock_name(request)
-    assert json.loads(cli("lock", "status", name, "--json", "--config", single_config).stdout) \
-        ["locks"][0]["kind"] == "not locked"
+    assert (
+        json.loads(cli("lock", "status", name, "--json", "--config", single_config).stdout)[
+            "locks"
+        ][0]["kind"]
+        == "not locked"
+    )
     release, holder = hold_in_thread(client, name)
     with Redisson.create(Config.from_yaml(single_config)) as other:
         waiter = threading.Thread(target=lambda: other.get_lock(name).try_lock(20), daemon=True)
@@ -141,15 +152,20 @@ def test_status_shows_holder_count_ttl_and_waiters(
         try:
             deadline = time.monotonic() + 10
             while True:
-                entry = json.loads(cli("lock", "status", name, "--json",
-                                       env={**os.environ, "REDISSON_PY_CONFIG": single_config}
-                                       ).stdout)["locks"][0]
+                entry = json.loads(
+                    cli(
+                        "lock",
+                        "status",
+                        name,
+                        "--json",
+                        env={**os.environ, "REDISSON_PY_CONFIG": single_config},
+                    ).stdout
+                )["locks"][0]
                 if entry["waiters"] == 1 or time.monotonic() > deadline:
                     break
                 time.sleep(0.1)
             assert entry["kind"] == "reentrant", entry
-            assert [(h["client_id"], h["count"]) for h in entry["holders"]] == [
-                (client.id, 2)]
+            assert [(h["client_id"], h["count"]) for h in entry["holders"]] == [(client.id, 2)]
             assert 0 < entry["ttl_ms"] <= 30_000
             assert entry["waiters"] == 1
             text = cli("lock", "status", name, "--config", single_config).stdout
@@ -161,24 +177,29 @@ def test_status_shows_holder_count_ttl_and_waiters(
             other.get_lock(name).force_unlock()
 
 
-def test_status_names_other_types(client: Redisson, single_config: str,
-                                  request: pytest.FixtureRequest) -> None:
+def test_status_names_other_types(
+    client: Redisson, single_config: str, request: pytest.FixtureRequest
+) -> None:
     name = lock_name(request)
     client.redis(name).set(name, "x")
     try:
-        entry = json.loads(cli("lock", "status", name, "--json", "--config", single_config)
-                           .stdout)["locks"][0]
+        entry = json.loads(cli("lock", "status", name, "--json", "--config", single_config).stdout)[
+            "locks"
+        ][0]
         assert entry["kind"] == "other" and entry["type"] == "string"
     finally:
         client.redis(name).delete(name)
 
 
-def test_status_on_cluster(cluster_topology: Topology, tmp_path: Path,
-                           request: pytest.FixtureRequest) -> None:
+def test_status_on_cluster(
+    cluster_topology: Topology, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     config = write_config(cluster_topology, tmp_path / "cluster.yaml")
     name = lock_name(request)
-    with Redisson.create(Config.from_yaml(config)) as redisson, \
-            Redisson.create(Config.from_yaml(config)) as other:
+    with (
+        Redisson.create(Config.from_yaml(config)) as redisson,
+        Redisson.create(Config.from_yaml(config)) as other,
+    ):
         release, holder = hold_in_thread(redisson, name)
         waiter = threading.Thread(target=lambda: other.get_lock(name).try_lock(20), daemon=True)
         waiter.start()
@@ -187,8 +208,9 @@ def test_status_on_cluster(cluster_topology: Topology, tmp_path: Path,
         try:
             deadline = time.monotonic() + 10
             while True:
-                entry = json.loads(cli("lock", "status", name, "--json", "--config", config)
-                                   .stdout)["locks"][0]
+                entry = json.loads(
+                    cli("lock", "status", name, "--json", "--config", config).stdout
+                )["locks"][0]
                 if entry["waiters"] == expected or time.monotonic() > deadline:
                     break
                 time.sleep(0.1)
@@ -216,8 +238,7 @@ def test_unlock_needs_force_and_confirmation(
         no_tty = cli("lock", "unlock", "--force", name, "--config", single_config)
         assert no_tty.returncode == 2 and "--yes" in no_tty.stderr
         assert client.get_lock(name).is_locked()
-        done = cli("lock", "unlock", "--force", "--yes", name, "--json",
-                   "--config", single_config)
+        done = cli("lock", "unlock", "--force", "--yes", name, "--json", "--config", single_config)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == {"name": name, "unlocked": True}
         assert not client.get_lock(name).is_locked()
@@ -229,15 +250,17 @@ def test_unlock_needs_force_and_confirmation(
 # -- run -------------------------------------------------------------------------------------
 
 
-def test_run_passes_the_exit_status_through(single_config: str,
-                                            request: pytest.FixtureRequest) -> None:
+def test_run_passes_the_exit_status_through(
+    single_config: str, request: pytest.FixtureRequest
+) -> None:
     name = lock_name(request)
-    probe = ("import subprocess, sys, json; "
-             f"print(json.dumps(json.loads(subprocess.run({CLI!r} + ['lock', 'status', '{name}', "
-             f"'--json', '--config', {single_config!r}], capture_output=True, text=True)"
-             ".stdout)['locks'][0]['kind'])); sys.exit(3)")
-    result = cli("lock", "run", name, "--config", single_config, "--",
-                 sys.executable, "-c", probe)
+    probe = (
+        "import subprocess, sys, json; "
+        f"print(json.dumps(json.loads(subprocess.run({CLI!r} + ['lock', 'status', '{name}', "
+        f"'--json', '--config', {single_config!r}], capture_output=True, text=True)"
+        ".stdout)['locks'][0]['kind'])); sys.exit(3)"
+    )
+    result = cli("lock", "run", name, "--config", single_config, "--", sys.executable, "-c", probe)
     assert result.returncode == 3, result.stderr
     assert result.stdout.strip() == '"reentrant"'  # held while the command ran
     killed = cli("lock", "run", name, "--config", single_config, "--", "sh", "-c", "kill -9 $$")
@@ -248,14 +271,27 @@ def test_run_passes_the_exit_status_through(single_config: str,
     assert after["locks"][0]["kind"] == "not locked"
 
 
-def test_run_wait_timeout(client: Redisson, single_config: str,
-                          request: pytest.FixtureRequest) -> None:
+def test_run_wait_timeout(
+    client: Redisson, single_config: str, request: pytest.FixtureRequest
+) -> None:
     name = lock_name(request)
     release, holder = hold_in_thread(client, name)
     try:
         started = time.monotonic()
-        result = cli("lock", "run", name, "--wait", "0.5", "--json", "--config", single_config,
-                     "--", "sh", "-c", "echo ran")
+        result = cli(
+            "lock",
+            "run",
+            name,
+            "--wait",
+            "0.5",
+            "--json",
+            "--config",
+            single_config,
+            "--",
+            "sh",
+            "-c",
+            "echo ran",
+        )
         assert result.returncode == EXIT_WAIT_TIMEOUT
         assert time.monotonic() - started < 10
         assert "ran" not in result.stdout
@@ -280,15 +316,19 @@ CHILD = (
 def start_run(name: str, config: str, *extra: str) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         [*CLI, "lock", "run", name, "--config", config, *extra, "--", sys.executable, "-c", CHILD],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "ready"
     return process
 
 
-def test_run_forwards_sigterm_and_releases(single_config: str, client: Redisson,
-                                            request: pytest.FixtureRequest) -> None:
+def test_run_forwards_sigterm_and_releases(
+    single_config: str, client: Redisson, request: pytest.FixtureRequest
+) -> None:
     name = lock_name(request)
     process = start_run(name, single_config)
     try:
@@ -317,8 +357,7 @@ def test_run_stops_the_command_when_the_lock_is_lost(
         assert "child got SIGTERM" in out
         assert "lost" in err
         report = json.loads(err.strip().splitlines()[-1])
-        assert report == {"name": name, "acquired": True, "lost": True,
-                          "status": EXIT_LOCK_LOST}
+        assert report == {"name": name, "acquired": True, "lost": True, "status": EXIT_LOCK_LOST}
     finally:
         if process.poll() is None:
             process.kill()

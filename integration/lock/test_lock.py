@@ -165,6 +165,9 @@ def test_many_cycles_leave_no_subscription_or_renewal_behind(
     second.result(timeout=120)
     assert len(client._state.holds) == 0
     # Channels left idle are unsubscribed after a grace period (1 s).
-    eventually(lambda: len(client.connection_manager.pubsub) == 0, timeout=5,
-               what="every subscription gone")
+    eventually(
+        lambda: len(client.connection_manager.pubsub) == 0,
+        timeout=5,
+        what="every subscription gone",
+    )
     assert alice(lock.is_locked) is False

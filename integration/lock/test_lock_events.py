@@ -121,8 +121,9 @@ def test_a_failing_listener_never_breaks_a_lock_call(
         alice(lock.unlock)
     assert heard.kinds(lock_name) == ["acquired", "released"]
     assert alice(lock.is_locked) is False
-    assert sum("listener bug" in r.getMessage() or r.exc_info is not None
-               for r in caplog.records) == 2
+    assert (
+        sum("listener bug" in r.getMessage() or r.exc_info is not None for r in caplog.records) == 2
+    )
 
 
 def test_a_renewal_that_fails_is_heard_and_then_the_loss(
@@ -159,8 +160,7 @@ def test_otel_records_wait_held_lost_and_wait_spans(
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     client = flavor.create_client(topology_config(single_topology, lock_watchdog_timeout=1.5))
-    otel.instrument(client, MeterProvider(metric_readers=[reader]),
-                    tracer_provider)
+    otel.instrument(client, MeterProvider(metric_readers=[reader]), tracer_provider)
     lock, other = client.get_lock(lock_name), client.get_lock(lock_name + ":other")
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
 
@@ -181,8 +181,11 @@ def test_otel_records_wait_held_lost_and_wait_spans(
     assert points["redisson.lock.lost"] == {lock_name + ":other": 1}
     waits = points["redisson.lock.wait"]
     assert waits[lock_name][0] == 3 and waits[lock_name][1] >= 0.35  # count, sum
-    spans = [s for s in exporter.get_finished_spans()
-             if s.attributes and s.attributes.get("redisson.lock.name") == lock_name]
+    spans = [
+        s
+        for s in exporter.get_finished_spans()
+        if s.attributes and s.attributes.get("redisson.lock.name") == lock_name
+    ]
     assert len(spans) == 3
     longest = max(spans, key=lambda s: (s.end_time or 0) - (s.start_time or 0))
     assert longest.name == "redisson.lock.wait"

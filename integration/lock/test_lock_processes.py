@@ -60,8 +60,21 @@ def test_owners_in_two_processes_lose_no_increment(
     path = tmp_path / "redisson.yaml"
     path.write_text(config.to_yaml())
     counter = f"{lock_name}:counter"
-    args = ["counter", "--config", str(path), "--flavor", flavor.name, "--lock", lock_name,
-            "--counter", counter, "--owners", "10", "--increments", "200"]
+    args = [
+        "counter",
+        "--config",
+        str(path),
+        "--flavor",
+        flavor.name,
+        "--lock",
+        lock_name,
+        "--counter",
+        counter,
+        "--owners",
+        "10",
+        "--increments",
+        "200",
+    ]
     workers = [spawn(*args) for _ in range(2)]
     summaries = []
     for worker in workers:

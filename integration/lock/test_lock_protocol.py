@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+import redisson_py
+import redisson_py.asyncio
 from redisson_py import ArgumentError
 from redisson_py.testing.owners import Flavor
 
@@ -63,9 +65,6 @@ def test_acquire_refuses_the_arguments_threading_lock_refuses(
 
 
 def test_owner_ids_are_ints_in_both_shells(flavor: Flavor) -> None:
-    import redisson_py
-    import redisson_py.asyncio
-
     current = (
         redisson_py.current_owner_id
         if flavor.name == "sync"

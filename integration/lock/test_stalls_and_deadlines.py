@@ -249,9 +249,7 @@ def _lock_calls(lock: Any, multi: Any) -> list[tuple[str, Callable[[], Any]]]:
 def test_every_public_call_raises_ours_when_the_server_is_gone(
     flavor: Flavor, single: Topology, lock_name: str, fault: str
 ) -> None:
-    client = flavor.create_client(
-        _config(single, retry_attempts=1, retry_delay=0.05, timeout=0.3)
-    )
+    client = flavor.create_client(_config(single, retry_attempts=1, retry_delay=0.05, timeout=0.3))
     lock = client.get_lock(lock_name)
     multi = flavor.multilock(lock, client.get_lock(lock_name + ":2"))
     alice = flavor.owner("alice")

@@ -51,6 +51,7 @@ def _failover_keeps_the_client_working(
 
     new = topology.wait_for_new_master(old, timeout=30)
     assert _master_of(topology, lock_name).port == new.port
+
     # The subscription from before the failover now listens on the new master.
     def published() -> bool:
         receivers = new.client().execute_command(manager.publish_command, channel, "0")

@@ -83,10 +83,27 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, o
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [str(binary.path), "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
-         "--tls-cert-file", str(cert_file), "--tls-key-file", str(key_file),
-         "--tls-ca-cert-file", str(ca_file), "--tls-auth-clients", "no", "--save", "",
-         "--dir", str(folder)],
+        [
+            str(binary.path),
+            "--port",
+            "0",
+            "--tls-port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--tls-cert-file",
+            str(cert_file),
+            "--tls-key-file",
+            str(key_file),
+            "--tls-ca-cert-file",
+            str(ca_file),
+            "--tls-auth-clients",
+            "no",
+            "--save",
+            "",
+            "--dir",
+            str(folder),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -26,9 +26,7 @@ def test_an_unreachable_server_is_named_with_its_reason(
     assert list(caught.value.attempts) == [f"redis://127.0.0.1:{port}"]
 
 
-def test_every_sentinel_tried_is_listed(
-    flavor: Flavor, unused_port: Callable[[], int]
-) -> None:
+def test_every_sentinel_tried_is_listed(flavor: Flavor, unused_port: Callable[[], int]) -> None:
     ports = [unused_port(), unused_port()]
     config = Config()
     config.use_sentinel_servers(

@@ -35,9 +35,7 @@ def group_class(request: pytest.FixtureRequest, flavor: Flavor) -> Any:
     return flavor.multilock if request.param == "multilock" else flavor.redlock
 
 
-def test_acquire_release_and_locked(
-    flavor: Flavor, members: list[Any], group_class: Any
-) -> None:
+def test_acquire_release_and_locked(flavor: Flavor, members: list[Any], group_class: Any) -> None:
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
     group = group_class(*members)
     assert alice(group.locked) is False

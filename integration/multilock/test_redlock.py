@@ -30,7 +30,9 @@ def keys_on(topology: Topology, name: str) -> list[int]:
 
 
 def test_redlock_is_reentrant_and_released_everywhere(
-    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    flavor: Flavor,
+    redlock_topology: Topology,
+    redlock_clients: Callable[..., list[Any]],
     lock_name: str,
 ) -> None:
     clients = redlock_clients(redlock_topology)
@@ -48,7 +50,9 @@ def test_redlock_is_reentrant_and_released_everywhere(
 
 
 def test_a_lease_shorter_than_the_round_is_refused(
-    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    flavor: Flavor,
+    redlock_topology: Topology,
+    redlock_clients: Callable[..., list[Any]],
     lock_name: str,
 ) -> None:
     redlock = flavor.redlock.for_name(lock_name, redlock_clients(redlock_topology))
@@ -65,7 +69,9 @@ def test_a_lease_shorter_than_the_round_is_refused(
 
 
 def test_a_redlock_of_one_lock_repeated_is_refused(
-    flavor: Flavor, redlock_topology: Topology, redlock_clients: Callable[..., list[Any]],
+    flavor: Flavor,
+    redlock_topology: Topology,
+    redlock_clients: Callable[..., list[Any]],
     lock_name: str,
 ) -> None:
     """Issue 15, finding 6: the same lock five times was granted on one master with hold
@@ -79,8 +85,10 @@ def test_a_redlock_of_one_lock_repeated_is_refused(
 
 
 def test_two_dead_masters_leave_a_quorum_three_do_not(
-    flavor: Flavor, topology_factory: Callable[..., Topology],
-    redlock_clients: Callable[..., list[Any]], lock_name: str,
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    redlock_clients: Callable[..., list[Any]],
+    lock_name: str,
 ) -> None:
     topology = topology_factory("redlock")
     clients = redlock_clients(topology)
@@ -103,8 +111,10 @@ def test_two_dead_masters_leave_a_quorum_three_do_not(
 
 
 def test_a_paused_master_costs_one_member_timeout(
-    flavor: Flavor, topology_factory: Callable[..., Topology],
-    redlock_clients: Callable[..., list[Any]], lock_name: str,
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    redlock_clients: Callable[..., list[Any]],
+    lock_name: str,
 ) -> None:
     topology = topology_factory("redlock")
     clients = redlock_clients(topology)
@@ -168,14 +178,32 @@ def test_watchdog_keeps_a_redlock_and_reports_it_below_quorum(
 
 
 def test_redlock_excludes_across_processes(
-    flavor: Flavor, redlock_topology: Topology, write_redlock_config: Callable[..., str],
-    tmp_path: Path, lock_name: str,
+    flavor: Flavor,
+    redlock_topology: Topology,
+    write_redlock_config: Callable[..., str],
+    tmp_path: Path,
+    lock_name: str,
 ) -> None:
     config = write_redlock_config(redlock_topology, tmp_path / "redlock.yaml")
     counter = f"{lock_name}:counter"
-    command = [sys.executable, "-m", "redisson_py.testing.workloads", "counter",
-               "--config", config, "--flavor", flavor.name, "--lock", lock_name,
-               "--counter", counter, "--owners", "4", "--increments", "100"]
+    command = [
+        sys.executable,
+        "-m",
+        "redisson_py.testing.workloads",
+        "counter",
+        "--config",
+        config,
+        "--flavor",
+        flavor.name,
+        "--lock",
+        lock_name,
+        "--counter",
+        counter,
+        "--owners",
+        "4",
+        "--increments",
+        "100",
+    ]
     workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     try:
         for worker in workers:

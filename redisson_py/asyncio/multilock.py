@@ -91,4 +91,3 @@ class RedLock(RedLockHandle, MultiLock):
     def for_name(cls, name: str, clients: Iterable[Any], **kwargs: Any) -> RedLock:
         """A RedLock on lock ``name`` of each client (one client per independent master)."""
         return cls(*(client.get_lock(name) for client in clients), **kwargs)
-

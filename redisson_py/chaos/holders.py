@@ -41,8 +41,16 @@ def run_crash(kind: str, backend: str) -> CrashRun:
         path = Path(folder) / "redisson.yaml"
         path.write_text(config.to_yaml())
         holder = subprocess.Popen(
-            [sys.executable, "-m", "redisson_py.testing.workloads", "hold",
-             "--config", str(path), "--lock", name],
+            [
+                sys.executable,
+                "-m",
+                "redisson_py.testing.workloads",
+                "hold",
+                "--config",
+                str(path),
+                "--lock",
+                name,
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -79,8 +79,17 @@ class Summary:
         ]
 
 
-HEADER = ["scenario", "topology", "mode", "runs", "violations", "operations",
-          "unavailable p50", "unavailable max", "note"]
+HEADER = [
+    "scenario",
+    "topology",
+    "mode",
+    "runs",
+    "violations",
+    "operations",
+    "unavailable p50",
+    "unavailable max",
+    "note",
+]
 
 
 def markdown_table(summaries: Sequence[Summary]) -> str:

@@ -45,15 +45,27 @@ class LoadRun:
 
 def _spawn(config: Path, name: str, duration: float) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "redisson_py.chaos.worker", "--config", str(config),
-         "--lock", name, "--threads", str(THREADS), "--duration", str(duration)],
+        [
+            sys.executable,
+            "-m",
+            "redisson_py.chaos.worker",
+            "--config",
+            str(config),
+            "--lock",
+            name,
+            "--threads",
+            str(THREADS),
+            "--duration",
+            str(duration),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
 
 
-def run_once(kind: str, mode: str, backend: str, duration: float = 20.0,
-             rng: random.Random | None = None) -> LoadRun:
+def run_once(
+    kind: str, mode: str, backend: str, duration: float = 20.0, rng: random.Random | None = None
+) -> LoadRun:
     """One run: start the topology and the workers, kill the master mid-way, analyse."""
     rng = rng or random.Random()
     topology_kind = "redlock" if mode == "redlock" else kind
@@ -86,8 +98,10 @@ def run_once(kind: str, mode: str, backend: str, duration: float = 20.0,
         mode=mode,
         violations=len(overlaps(sections)),
         operations=len(sections),
-        window=min(waits_after(killed, [[enter for enter, _ in thread] for thread in threads]),
-                   default=float("inf")),
+        window=min(
+            waits_after(killed, [[enter for enter, _ in thread] for thread in threads]),
+            default=float("inf"),
+        ),
         acquire_errors=sum(o["acquire_errors"] for o in outputs),
         unlock_errors=sum(o["unlock_errors"] for o in outputs),
         lost=sum(o["lost"] for o in outputs),

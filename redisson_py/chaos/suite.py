@@ -31,8 +31,9 @@ def _times(values: Sequence[float]) -> tuple[float, float]:
     return percentile(values, 0.5), (max(values) if values else math.nan)
 
 
-def _race(topology: str, mode: str, runs: int, backend: str, progress: Progress, *,
-          variant: str = "plain") -> Summary:
+def _race(
+    topology: str, mode: str, runs: int, backend: str, progress: Progress, *, variant: str = "plain"
+) -> Summary:
     outcomes = []
     label = mode if variant == "plain" or mode == "redlock" else f"{mode} --{variant}"
     for index in range(runs):
@@ -44,16 +45,27 @@ def _race(topology: str, mode: str, runs: int, backend: str, progress: Progress,
     doubles = sum(o.double_holder for o in outcomes)
     p50, worst = _times([o.failover_seconds for o in outcomes if o.failover_seconds])
     note = (
-        f"race reproduced {doubles}/{runs}" if mode == "sync-off"
+        f"race reproduced {doubles}/{runs}"
+        if mode == "sync-off"
         else f"A granted {sum(o.a_acquired for o in outcomes)}/{runs}, B granted "
         f"{sum(o.b_acquired for o in outcomes)}/{runs}"
     )
-    return Summary("race", outcomes[0].topology, label, runs, doubles,
-                   sum(o.a_acquired for o in outcomes), p50, worst, note)
+    return Summary(
+        "race",
+        outcomes[0].topology,
+        label,
+        runs,
+        doubles,
+        sum(o.a_acquired for o in outcomes),
+        p50,
+        worst,
+        note,
+    )
 
 
-def _load(topology: str, mode: str, runs: int, backend: str, *, duration: float,
-          progress: Progress) -> Summary:
+def _load(
+    topology: str, mode: str, runs: int, backend: str, *, duration: float, progress: Progress
+) -> Summary:
     outcomes = []
     for index in range(runs):
         outcome = load.run_once(topology, mode, backend, duration, random.Random())
@@ -64,11 +76,21 @@ def _load(topology: str, mode: str, runs: int, backend: str, *, duration: float,
             f"acquires, {outcome.unlock_errors} failed unlocks, {outcome.lost} lost"
         )
     p50, worst = _times([o.window for o in outcomes])
-    note = (f"{sum(o.lost for o in outcomes)} unlocks found the lock lost, "
-            f"{sum(o.unlock_errors for o in outcomes)} failed")
-    return Summary("load", outcomes[0].topology, mode, runs,
-                   sum(o.violations for o in outcomes), sum(o.operations for o in outcomes),
-                   p50, worst, note)
+    note = (
+        f"{sum(o.lost for o in outcomes)} unlocks found the lock lost, "
+        f"{sum(o.unlock_errors for o in outcomes)} failed"
+    )
+    return Summary(
+        "load",
+        outcomes[0].topology,
+        mode,
+        runs,
+        sum(o.violations for o in outcomes),
+        sum(o.operations for o in outcomes),
+        p50,
+        worst,
+        note,
+    )
 
 
 def run_scenario(

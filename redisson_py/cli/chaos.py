@@ -24,25 +24,53 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "of violations, operations and unavailability per mode. Scenarios and their "
         "modes: " + "; ".join(f"{s} ({', '.join(MODES[s])})" for s in SCENARIOS) + ".",
     )
-    parser.add_argument("scenario", choices=(*SCENARIOS, "all"), metavar="SCENARIO",
-                        help=", ".join((*SCENARIOS, "all")))
-    parser.add_argument("--topology", choices=("sentinel", "cluster"), default="sentinel",
-                        help="the replicated topology to break (redlock modes always use "
-                        "five independent masters); default: sentinel")
+    parser.add_argument(
+        "scenario",
+        choices=(*SCENARIOS, "all"),
+        metavar="SCENARIO",
+        help=", ".join((*SCENARIOS, "all")),
+    )
+    parser.add_argument(
+        "--topology",
+        choices=("sentinel", "cluster"),
+        default="sentinel",
+        help="the replicated topology to break (redlock modes always use "
+        "five independent masters); default: sentinel",
+    )
     parser.add_argument("--runs", type=int, default=1, help="runs per mode; default: 1")
-    parser.add_argument("--backend", choices=("container", "process", "auto"), default="auto",
-                        help="containers or redis-server processes; default: auto")
-    parser.add_argument("--duration", type=float, default=20.0,
-                        help="seconds of load in the load scenario; default: 20")
-    parser.add_argument("--modes", default=None,
-                        help="comma-separated modes to run (default: all of the scenario's)")
+    parser.add_argument(
+        "--backend",
+        choices=("container", "process", "auto"),
+        default="auto",
+        help="containers or redis-server processes; default: auto",
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=20.0,
+        help="seconds of load in the load scenario; default: 20",
+    )
+    parser.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated modes to run (default: all of the scenario's)",
+    )
     variant = parser.add_mutually_exclusive_group()
-    variant.add_argument("--fresh", action="store_const", const="fresh", dest="variant",
-                         help="race: no settle time after start (a sentinel's view of the "
-                         "replica reset; a cluster used before gossip settles)")
-    variant.add_argument("--rejoin", action="store_const", const="rejoin", dest="variant",
-                         help="race: the replica cut is the old master that rejoined "
-                         "after an earlier failover")
+    variant.add_argument(
+        "--fresh",
+        action="store_const",
+        const="fresh",
+        dest="variant",
+        help="race: no settle time after start (a sentinel's view of the "
+        "replica reset; a cluster used before gossip settles)",
+    )
+    variant.add_argument(
+        "--rejoin",
+        action="store_const",
+        const="rejoin",
+        dest="variant",
+        help="race: the replica cut is the old master that rejoined after an earlier failover",
+    )
     parser.set_defaults(handler=run, variant="plain")
 
 

@@ -114,8 +114,9 @@ def _missing(path: str) -> Config:
     raise ConfigError(f"config file {path!r} does not exist or is not a file")
 
 
-def _finish(args: argparse.Namespace, document: dict[str, Any], message: str,
-            *, error: bool = False) -> None:
+def _finish(
+    args: argparse.Namespace, document: dict[str, Any], message: str, *, error: bool = False
+) -> None:
     if args.json:
         emit_json(document)
     else:

@@ -77,7 +77,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = parser.add_subparsers(title="lock commands", metavar="COMMAND")
 
     status = commands.add_parser(
-        "status", help="kind, holders, TTL and waiters of locks",
+        "status",
+        help="kind, holders, TTL and waiters of locks",
         description="Show each lock's kind, holders with hold counts, TTL and waiters.",
     )
     status.add_argument("names", metavar="NAME", nargs="+", help="lock names")
@@ -85,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.set_defaults(handler=run_status)
 
     unlock = commands.add_parser(
-        "unlock", help="free a lock whoever holds it (needs --force)",
+        "unlock",
+        help="free a lock whoever holds it (needs --force)",
         description="Delete a lock whoever holds it and wake its waiters. Requires --force; "
         "asks for confirmation on the terminal unless --yes.",
     )
@@ -96,7 +98,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     unlock.set_defaults(handler=run_unlock)
 
     run = commands.add_parser(
-        "run", help="run a command while holding a lock (like flock(1))",
+        "run",
+        help="run a command while holding a lock (like flock(1))",
         description="Take the lock, run CMD while holding it, release it, and exit with "
         f"CMD's status. {EXIT_WAIT_TIMEOUT}: not acquired within --wait; "
         f"{EXIT_LOCK_LOST}: lock lost while CMD ran (CMD was stopped).",
@@ -104,22 +107,39 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("name", metavar="NAME", help="the lock name")
     _add_run_options(run)
     add_common_options(run)
-    run.add_argument("command", metavar="CMD", nargs=argparse.REMAINDER,
-                     help="the command and its arguments, after --")
+    run.add_argument(
+        "command",
+        metavar="CMD",
+        nargs=argparse.REMAINDER,
+        help="the command and its arguments, after --",
+    )
     run.set_defaults(handler=run_run)
 
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wait", metavar="S", type=float, default=None,
-                        help=f"give up after S seconds (exit {EXIT_WAIT_TIMEOUT}); "
-                        "default: wait for ever")
-    parser.add_argument("--lease", metavar="S", type=float, default=None,
-                        help="hold for at most S seconds instead of renewing with the watchdog")
-    parser.add_argument("--grace", metavar="S", type=float, default=DEFAULT_GRACE,
-                        help="after a lost lock, seconds between SIGTERM and SIGKILL "
-                        f"(default: {DEFAULT_GRACE:g})")
+    parser.add_argument(
+        "--wait",
+        metavar="S",
+        type=float,
+        default=None,
+        help=f"give up after S seconds (exit {EXIT_WAIT_TIMEOUT}); default: wait for ever",
+    )
+    parser.add_argument(
+        "--lease",
+        metavar="S",
+        type=float,
+        default=None,
+        help="hold for at most S seconds instead of renewing with the watchdog",
+    )
+    parser.add_argument(
+        "--grace",
+        metavar="S",
+        type=float,
+        default=DEFAULT_GRACE,
+        help=f"after a lost lock, seconds between SIGTERM and SIGKILL (default: {DEFAULT_GRACE:g})",
+    )
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -228,16 +248,16 @@ def run_status(args: argparse.Namespace) -> int:
 def run_unlock(args: argparse.Namespace) -> int:
     """Force-unlock one lock after confirmation; see the module docstring."""
     if not args.force:
-        return _refuse(
-            f"'lock unlock' breaks whoever holds {args.name!r}: pass --force to do it"
-        )
+        return _refuse(f"'lock unlock' breaks whoever holds {args.name!r}: pass --force to do it")
     if not args.yes:
         if not sys.stdin.isatty():
-            return _refuse(
-                "no terminal to confirm on: pass --yes to force-unlock without asking"
-            )
-        print(f"Force-unlock {args.name!r}, whoever holds it? [y/N] ", end="", flush=True,
-              file=sys.stderr)
+            return _refuse("no terminal to confirm on: pass --yes to force-unlock without asking")
+        print(
+            f"Force-unlock {args.name!r}, whoever holds it? [y/N] ",
+            end="",
+            flush=True,
+            file=sys.stderr,
+        )
         answer = sys.stdin.readline().strip().lower()
         if answer not in ("y", "yes"):
             print("redisson-py: not unlocked", file=sys.stderr, flush=True)
@@ -266,8 +286,11 @@ class _Runner:
 
     def on_lost(self, event: LockLost) -> None:
         """Watchdog thread: the lock is gone; stop the child (TERM, then KILL)."""
-        print(f"redisson-py: lock {event.name!r} lost ({event.reason}); stopping the command",
-              file=sys.stderr, flush=True)
+        print(
+            f"redisson-py: lock {event.name!r} lost ({event.reason}); stopping the command",
+            file=sys.stderr,
+            flush=True,
+        )
         self.lost.set()
         with self._guard:
             child = self.child
@@ -319,8 +342,7 @@ def run_run(args: argparse.Namespace) -> int:
         return _refuse("--wait must be at least 0")
     runner = _Runner(args.grace)
     config = load_config(args.config)
-    report: dict[str, Any] = {"name": args.name, "acquired": False, "lost": False,
-                              "status": None}
+    report: dict[str, Any] = {"name": args.name, "acquired": False, "lost": False, "status": None}
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for sig in previous:
         signal.signal(sig, runner.forward)
@@ -336,14 +358,22 @@ def run_run(args: argparse.Namespace) -> int:
     return status
 
 
-def _hold_and_run(client: Any, args: argparse.Namespace, command: list[str],
-                  runner: _Runner, report: dict[str, Any]) -> int:
+def _hold_and_run(
+    client: Any,
+    args: argparse.Namespace,
+    command: list[str],
+    runner: _Runner,
+    report: dict[str, Any],
+) -> int:
     lock = client.get_lock(args.name)
     if args.wait is None:
         lock.lock(args.lease)
     elif not lock.try_lock(args.wait, args.lease):
-        print(f"redisson-py: lock {args.name!r} not acquired within {args.wait:g} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"redisson-py: lock {args.name!r} not acquired within {args.wait:g} s",
+            file=sys.stderr,
+            flush=True,
+        )
         return EXIT_WAIT_TIMEOUT
     report["acquired"] = True
     try:
@@ -353,8 +383,7 @@ def _hold_and_run(client: Any, args: argparse.Namespace, command: list[str],
             print(f"redisson-py: error: command not found: {command[0]}", file=sys.stderr)
             return EXIT_NOT_FOUND
         except OSError as exc:
-            print(f"redisson-py: error: cannot run {command[0]}: {exc.strerror}",
-                  file=sys.stderr)
+            print(f"redisson-py: error: cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
             return EXIT_CANNOT_EXECUTE
         with runner._guard:
             runner.child = child
@@ -366,10 +395,12 @@ def _hold_and_run(client: Any, args: argparse.Namespace, command: list[str],
             try:
                 lock.unlock()
             except RedissonError as exc:  # e.g. lost at the last moment: it is not held
-                print(f"redisson-py: warning: releasing {args.name!r}: {exc}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"redisson-py: warning: releasing {args.name!r}: {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     if runner.lost.is_set():
         report["lost"] = True
         return EXIT_LOCK_LOST
     return _shell_status(returncode)
-

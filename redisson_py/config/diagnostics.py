@@ -151,8 +151,7 @@ class Origin:
             items.append(f"{where} is {why}")
         prefix = f"{self.source}: " if self.source else ""
         warnings.warn(
-            f"{prefix}{'; '.join(items)}: YAML times are milliseconds "
-            "(write 30000 for 30 seconds)",
+            f"{prefix}{'; '.join(items)}: YAML times are milliseconds (write 30000 for 30 seconds)",
             ConfigUnitWarning,
             stacklevel=stacklevel + 1,
         )

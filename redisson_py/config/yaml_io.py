@@ -89,9 +89,7 @@ def _text(content: bytes, name: str) -> str:
         raise ConfigError(f"{name}: not UTF-8 text (byte {exc.start})") from None
 
 
-def load_yaml(
-    source: Source, *, env: Mapping[str, str]
-) -> tuple[object, Origin]:
+def load_yaml(source: Source, *, env: Mapping[str, str]) -> tuple[object, Origin]:
     """Parse one YAML document into plain data and its :class:`Origin` (source, lines).
 
     Raises :class:`ConfigError` for bad syntax (with the line; the offending text is not
@@ -108,9 +106,7 @@ def load_yaml(
     return _convert(nodes[0], name, env)
 
 
-def load_yaml_all(
-    source: Source, *, env: Mapping[str, str]
-) -> list[tuple[object, Origin]]:
+def load_yaml_all(source: Source, *, env: Mapping[str, str]) -> list[tuple[object, Origin]]:
     """Like :func:`load_yaml` for a stream of ``---``-separated documents (one per entry).
 
     Lines stay those of the whole stream. Empty documents are skipped.

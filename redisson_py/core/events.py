@@ -69,5 +69,6 @@ def emit(state: ClientState, event: LockEvent) -> None:
         try:
             listener(event)
         except Exception:
-            log.exception("lock event listener %r raised on %s of lock %r",
-                          listener, event.kind, event.name)
+            log.exception(
+                "lock event listener %r raised on %s of lock %r", listener, event.kind, event.name
+            )

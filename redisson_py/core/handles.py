@@ -77,9 +77,7 @@ def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
     if timeout == -1:
         return None
     if timeout < 0:
-        raise ArgumentError(
-            f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds"
-        )
+        raise ArgumentError(f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds")
     return check_wait(name, timeout)
 
 
@@ -127,8 +125,7 @@ class LockHandle:
             raise ArgumentTypeError(f"lock {name!r}: extend takes seconds, not {seconds!r}")
         if not math.isfinite(seconds) or seconds < MIN_LEASE:
             raise ArgumentError(
-                f"lock {name!r}: a hold can be extended by at least 0.001 s (1 ms);"
-                f" got {seconds!r}"
+                f"lock {name!r}: a hold can be extended by at least 0.001 s (1 ms); got {seconds!r}"
             )
         return float(seconds)
 

@@ -271,8 +271,9 @@ class HoldTable:
             self._lost.clear()
 
 
-def report_lost(name: str, owner: str, reason: str, callback: LostCallback | None,
-                *, quiet: bool = False) -> None:
+def report_lost(
+    name: str, owner: str, reason: str, callback: LostCallback | None, *, quiet: bool = False
+) -> None:
     """Tell the holder of lock ``name`` it is lost: one ERROR line naming the lock
     (unless ``quiet``: a member of a group, which reports for itself), then the callback,
     whose exceptions are logged, never propagated into the watchdog."""
@@ -290,8 +291,11 @@ def report_lost(name: str, owner: str, reason: str, callback: LostCallback | Non
         try:
             asyncio.get_running_loop().create_task(_logged(result, name))
         except RuntimeError:  # no loop here: a coroutine callback on the sync client
-            log.error("on_lock_lost callback for lock %r is async, but no event loop "
-                      "runs here to await it", name)
+            log.error(
+                "on_lock_lost callback for lock %r is async, but no event loop "
+                "runs here to await it",
+                name,
+            )
             if inspect.iscoroutine(result):
                 result.close()
 

@@ -257,7 +257,9 @@ def undo_in_background(
                 log.warning(
                     "lock %r: could not undo an unanswered acquire (%s); if the server"
                     " applied it, the hold expires by itself within %.3g s",
-                    ref.name, why, window,
+                    ref.name,
+                    why,
+                    window,
                 )
                 return
             yield Sleep(min(settings.retry_delay(attempt), left))
@@ -277,8 +279,7 @@ def unsynced_text(result: CallResult, timeout: float) -> str:
     if result.synced < 0:
         return f"the master did not fsync it to its append-only file within {timeout:g} s"
     return (
-        f"only {result.synced} of {result.required} replicas acknowledged it within"
-        f" {timeout:g} s"
+        f"only {result.synced} of {result.required} replicas acknowledged it within {timeout:g} s"
     )
 
 
@@ -405,8 +406,12 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                 failures += 1
                 if left is None and failures % WARN_EVERY == 1:
                     # Waiting for ever: say so, or a dead Redis would look like a hang.
-                    log.warning("lock %r: still waiting through failures (%d so far): %s",
-                                ref.name, failures, error)
+                    log.warning(
+                        "lock %r: still waiting through failures (%d so far): %s",
+                        ref.name,
+                        failures,
+                        error,
+                    )
                 pause = settings.retry_delay(failures)
                 if left is not None and pause >= left:
                     yield Sleep(left)  # to the deadline, where no try could follow
@@ -442,8 +447,10 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         if left is not None and left <= 0:
             return False
         try:
-            timeout = settings.subscription_timeout if left is None else min(
-                settings.subscription_timeout, left
+            timeout = (
+                settings.subscription_timeout
+                if left is None
+                else min(settings.subscription_timeout, left)
             )
             subscription = yield Subscribe(ref.target, ref.channel, timeout)
         except RETRYABLE:
@@ -484,13 +491,19 @@ def _node(ref: LockRef) -> str | None:
         return None
 
 
-def _emit(ref: LockRef, kind: events.EventKind, *, wait: float | None = None,
-          hold_count: int | None = None) -> None:
+def _emit(
+    ref: LockRef,
+    kind: events.EventKind,
+    *,
+    wait: float | None = None,
+    hold_count: int | None = None,
+) -> None:
     """Tell the client's listeners (only called when there are some)."""
     if hold_count is None:
         hold_count = ref.state.holds.count(ref.name, ref.owner, ref.state.clock())
-    event = events.LockEvent(kind, ref.name, ref.owner, wait=wait,
-                             hold_count=hold_count, node=_node(ref))
+    event = events.LockEvent(
+        kind, ref.name, ref.owner, wait=wait, hold_count=hold_count, node=_node(ref)
+    )
     events.emit(ref.state, event)
 
 
@@ -516,9 +529,7 @@ def unlock(ref: LockRef) -> Flow:
     command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
-        result = yield from call_with_retry(
-            ref, lambda attempt: (command,), deadline=expires_at
-        )
+        result = yield from call_with_retry(ref, lambda attempt: (command,), deadline=expires_at)
     except ResponseError as error:
         forget_one_hold(ref)
         raise _wrap_reply_error(ref, error) from error
@@ -535,9 +546,7 @@ def unlock(ref: LockRef) -> Flow:
         holds.forget(ref.name, ref.owner)
         holds.clear_lost(ref.name, ref.owner)
         reason = gone or "it is not locked by this owner"
-        raise LockNotOwnedError(
-            f"cannot unlock lock {ref.name!r}: {reason} (owner {ref.owner})"
-        )
+        raise LockNotOwnedError(f"cannot unlock lock {ref.name!r}: {reason} (owner {ref.owner})")
     holds.released(ref.name, ref.owner, left)
     if was_lost:
         raise LockNotOwnedError(
@@ -610,9 +619,7 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     """
     holds = ref.state.holds
     # The hold table's snapshot: an explicit, rare call, so a scan is cheap enough.
-    hold = next(
-        (h for h in holds.all_holds() if h.name == ref.name and h.owner == ref.owner), None
-    )
+    hold = next((h for h in holds.all_holds() if h.name == ref.name and h.owner == ref.owner), None)
     if hold is not None and hold.watchdog:
         raise ArgumentError(
             f"lock {ref.name!r}: a hold taken without a lease is renewed by the watchdog"
@@ -636,8 +643,8 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     count = result.replies[0]
     if count is None:
         # The table keeps the hold: the watchdog reports it lost, as for any loss.
-        gone = "it is not locked by this owner" if hold is None else gone_text(
-            hold, ref.state.clock()
+        gone = (
+            "it is not locked by this owner" if hold is None else gone_text(hold, ref.state.clock())
         )
         raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone} (owner {ref.owner})")
     holds.acquired(

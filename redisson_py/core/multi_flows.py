@@ -160,6 +160,7 @@ def _member_label(ref: LockRef) -> str:
 def leader_index(refs: Sequence[LockRef]) -> int:
     """The member every MultiLock over these locks takes first, whatever the order the
     locks were given in: the least by (name, node address)."""
+
     def order(i: int) -> tuple[str, str]:
         return (refs[i].name, refs[i].target.describe(refs[i].name))
 
@@ -243,8 +244,12 @@ def try_lock(
         if deadline is None and errors:
             failed_rounds += 1
             if failed_rounds % WARN_EVERY == 1:  # waiting for ever: never silently
-                log.warning("%s: still waiting through failures (%d rounds): %s",
-                            group.label, failed_rounds, failing)
+                log.warning(
+                    "%s: still waiting through failures (%d rounds): %s",
+                    group.label,
+                    failed_rounds,
+                    failing,
+                )
         if left is not None and left <= 0:
             contended = any(o.reply is not None and not o.reply.acquired for o in outcomes)
             if errors and not contended:
@@ -323,20 +328,29 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
         detail = f"; release failed on {'; '.join(failures)}" if failures else ""
         raise LockNotOwnedError(
             f"cannot unlock {group.label}: "
-            + ("it was reported lost before" if was_lost else
-               f"only {released} of {len(refs)} members were held by {owner}, "
-               f"{group.need} needed")
+            + (
+                "it was reported lost before"
+                if was_lost
+                else f"only {released} of {len(refs)} members were held by {owner}, "
+                f"{group.need} needed"
+            )
             + detail
         )
     if refs[0].state.listeners:
         _emit(group, refs, owner, "released")
 
 
-def _emit(group: GroupState, refs: Sequence[LockRef], owner: str,
-          kind: events.EventKind, wait: float | None = None) -> None:
+def _emit(
+    group: GroupState,
+    refs: Sequence[LockRef],
+    owner: str,
+    kind: events.EventKind,
+    wait: float | None = None,
+) -> None:
     """Tell the client's listeners of a group event, named by the group's label."""
-    event = events.LockEvent(kind, group.label, owner, wait=wait,
-                             hold_count=group.held_count(owner))
+    event = events.LockEvent(
+        kind, group.label, owner, wait=wait, hold_count=group.held_count(owner)
+    )
     events.emit(refs[0].state, event)
 
 

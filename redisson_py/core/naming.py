@@ -51,6 +51,8 @@ def hashtag(key: str) -> str | None:
 
 _TAG_ALPHABET: Final = (string.ascii_letters + string.digits).encode()
 _TAG_WIDTH: Final = 3  # every slot has a tag of at most 3 characters (checked when built)
+
+
 @functools.cache
 def _build_slot_tags() -> bytes:
     """Every slot's tag, ``_TAG_WIDTH`` bytes each (NUL-padded), in one pass.

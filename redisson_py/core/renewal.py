@@ -68,8 +68,10 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
     for members in groups.values():
         for start in range(0, len(members), size):
             chunk = members[start : start + size]
-            flags = () if all(h.watchdog for h in chunk) else tuple(
-                "1" if h.watchdog else "0" for h in chunk
+            flags = (
+                ()
+                if all(h.watchdog for h in chunk)
+                else tuple("1" if h.watchdog else "0" for h in chunk)
             )
             command = ScriptCommand(
                 scripts.RENEW,
@@ -90,10 +92,20 @@ def _lost(hold: Hold, state: ClientState, reason: str, gone: str) -> None:
         hold.on_lost(hold, reason)
 
 
-def _emit(state: ClientState, kind: events.EventKind, hold: Hold, *,
-          node: str | None = None, error: str | None = None) -> None:
-    events.emit(state, events.LockEvent(kind, hold.name, hold.owner,
-                                        hold_count=hold.count, node=node, error=error))
+def _emit(
+    state: ClientState,
+    kind: events.EventKind,
+    hold: Hold,
+    *,
+    node: str | None = None,
+    error: str | None = None,
+) -> None:
+    events.emit(
+        state,
+        events.LockEvent(
+            kind, hold.name, hold.owner, hold_count=hold.count, node=node, error=error
+        ),
+    )
 
 
 def expire_leases(state: ClientState, now: float) -> int:
@@ -141,9 +153,7 @@ def renew_round(
         return outcome
     planned = plan_round(state, holds)
     sent_at = state.clock()
-    results: list[CallResult | BaseException] = list(
-        (yield Gather(tuple(c for c, _ in planned)))
-    )
+    results: list[CallResult | BaseException] = list((yield Gather(tuple(c for c, _ in planned))))
     again = [i for i, result in enumerate(results) if _reconnectable(result)]
     if again:
         # The connection that failed was closed by the manager: this goes out on a new
@@ -163,7 +173,8 @@ def renew_round(
                     _emit(state, "renewal_failed", hold, error=str(result))
                 if hold.watchdog and now >= hold.expires_at:
                     _lost(
-                        hold, state,
+                        hold,
+                        state,
                         f"Redis unreachable until the lock expired ({result})",
                         "the hold was lost (Redis unreachable until its key expired)",
                     )

@@ -70,9 +70,7 @@ class SubscriptionTable:
     def get(self, channel: str) -> ChannelSub | None:
         return self._subs.get(channel)
 
-    def join(
-        self, channel: str, make_waker: Callable[[], Any]
-    ) -> tuple[ChannelSub, bool]:
+    def join(self, channel: str, make_waker: Callable[[], Any]) -> tuple[ChannelSub, bool]:
         """Add a waiter to ``channel``; True when the channel is new (subscribe it)."""
         sub = self._subs.get(channel)
         created = sub is None
@@ -100,7 +98,8 @@ class SubscriptionTable:
     def expired(self, now: float, grace: float = IDLE_GRACE) -> list[ChannelSub]:
         """Remove and return the channels idle for ``grace`` seconds (unsubscribe them)."""
         gone = [
-            s for s in self._subs.values()
+            s
+            for s in self._subs.values()
             if s.idle_since is not None and now - s.idle_since >= grace
         ]
         for sub in gone:

@@ -59,8 +59,9 @@ def test_config_check_offline(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert main(["config", "check", str(good)]) == 0
     assert "valid" in capsys.readouterr().out
     bad = tmp_path / "bad.yaml"
-    bad.write_text("singleServerConfig:\n  address: redis://u:pw-secret@127.0.0.1:1\n"
-                   "  connectTimeout: -5\n")
+    bad.write_text(
+        "singleServerConfig:\n  address: redis://u:pw-secret@127.0.0.1:1\n  connectTimeout: -5\n"
+    )
     assert main(["config", "check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "connectTimeout" in err and "line 3" in err and "pw-secret" not in err

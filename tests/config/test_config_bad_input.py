@@ -33,8 +33,7 @@ def _load(text: str, env: dict[str, str] | None = None) -> ConfigError:
 
 def test_address_string_where_a_list_belongs_hides_its_password() -> None:
     error = _load(
-        "clusterServersConfig:\n"
-        f'  nodeAddresses: "redis://default:{SECRET}@node-1:6379"\n'
+        f'clusterServersConfig:\n  nodeAddresses: "redis://default:{SECRET}@node-1:6379"\n'
     )
     assert SECRET not in str(error)
     assert error.path == "clusterServersConfig.nodeAddresses" and error.line == 2
@@ -52,16 +51,24 @@ def test_tagged_password_is_not_echoed(tag: str) -> None:
     ("yaml_line", "path"),
     [
         ("protocol: ${LEAK}", "protocol"),
-        ("singleServerConfig: {address: 'redis://h:1', timeout: '${LEAK}'}",
-         "singleServerConfig.timeout"),
-        ("singleServerConfig: {address: 'redis://h:1', sslVerificationMode: '${LEAK}'}",
-         "singleServerConfig.sslVerificationMode"),
-        ("singleServerConfig: {address: 'redis://h:1', retryAttempts: '${LEAK}'}",
-         "singleServerConfig.retryAttempts"),
+        (
+            "singleServerConfig: {address: 'redis://h:1', timeout: '${LEAK}'}",
+            "singleServerConfig.timeout",
+        ),
+        (
+            "singleServerConfig: {address: 'redis://h:1', sslVerificationMode: '${LEAK}'}",
+            "singleServerConfig.sslVerificationMode",
+        ),
+        (
+            "singleServerConfig: {address: 'redis://h:1', retryAttempts: '${LEAK}'}",
+            "singleServerConfig.retryAttempts",
+        ),
         ("singleServerConfig: {address: 'redis://${LEAK}:6379'}", "singleServerConfig.address"),
-        ("singleServerConfig: {address: 'redis://h:1', retryDelay: "
-         "!<org.redisson.config.ConstantDelay> {delay: '${LEAK}'}}",
-         "singleServerConfig.retryDelay.delay"),
+        (
+            "singleServerConfig: {address: 'redis://h:1', retryDelay: "
+            "!<org.redisson.config.ConstantDelay> {delay: '${LEAK}'}}",
+            "singleServerConfig.retryDelay.delay",
+        ),
     ],
 )
 def test_values_from_the_environment_are_named_not_echoed(yaml_line: str, path: str) -> None:
@@ -121,14 +128,24 @@ def test_bytes_are_read_as_utf8() -> None:
     [
         ("timeout: 1e13", "singleServerConfig.timeout", "86400000 ms"),
         ("timeout: 0.5", "singleServerConfig.timeout", "1 ms"),
-        ("connectTimeout: 10000000000000000000000000", "singleServerConfig.connectTimeout",
-         "86400000 ms"),
+        (
+            "connectTimeout: 10000000000000000000000000",
+            "singleServerConfig.connectTimeout",
+            "86400000 ms",
+        ),
         ("retryAttempts: 5000", "singleServerConfig.retryAttempts", "1000"),
         ("connectionPoolSize: 1000000", "singleServerConfig.connectionPoolSize", "10000"),
-        ("retryDelay: !<org.redisson.config.ConstantDelay> {delay: PT10000000000000H}",
-         "singleServerConfig.retryDelay.delay", "PT24H"),
-        ("retryDelay: !<org.redisson.config.EqualJitterDelay> {baseDelay: PT1S, maxDelay: PT25H}",
-         "singleServerConfig.retryDelay.maxDelay", "PT24H"),
+        (
+            "retryDelay: !<org.redisson.config.ConstantDelay> {delay: PT10000000000000H}",
+            "singleServerConfig.retryDelay.delay",
+            "PT24H",
+        ),
+        (
+            "retryDelay: !<org.redisson.config.EqualJitterDelay>"
+            " {baseDelay: PT1S, maxDelay: PT25H}",
+            "singleServerConfig.retryDelay.maxDelay",
+            "PT24H",
+        ),
     ],
 )
 def test_absurd_yaml_values_are_refused_with_the_range(
@@ -141,7 +158,9 @@ def test_absurd_yaml_values_are_refused_with_the_range(
 
 def test_watchdog_below_100_ms_is_refused() -> None:
     for value in ("0.0001", "30"):
-        error = _load(f"lockWatchdogTimeout: {value}\nsingleServerConfig: {{address: redis://h:1}}\n")
+        error = _load(
+            f"lockWatchdogTimeout: {value}\nsingleServerConfig: {{address: redis://h:1}}\n"
+        )
         assert error.path == "lockWatchdogTimeout" and error.line == 1
         assert "100 ms" in str(error) and "milliseconds" in str(error)
 

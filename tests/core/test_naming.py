@@ -133,9 +133,10 @@ def test_without_slots_names_are_redissons_and_need_no_search(name: str, channel
     # Single, master/slave and sentinel have no slots: Redisson's names, no tag search.
     naming._build_slot_tags.cache_clear()
     assert channel_name(name, by_slot=False) == channel
-    assert unlock_latch_name(name, "r1", by_slot=False) == channel.replace(
-        naming.LOCK_CHANNEL_PREFIX, naming.UNLOCK_LATCH_PREFIX
-    ) + ":r1"
+    assert (
+        unlock_latch_name(name, "r1", by_slot=False)
+        == channel.replace(naming.LOCK_CHANNEL_PREFIX, naming.UNLOCK_LATCH_PREFIX) + ":r1"
+    )
     assert naming._build_slot_tags.cache_info().currsize == 0
 
 

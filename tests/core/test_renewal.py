@@ -31,12 +31,15 @@ def make_state() -> tuple[ClientState, list[tuple[Hold, str]]]:
     return state, lost
 
 
-def take(
-    state: ClientState, lost: list[tuple[Hold, str]], name: str, lease: float | None
-) -> Hold:
+def take(state: ClientState, lost: list[tuple[Hold, str]], name: str, lease: float | None) -> Hold:
     return state.holds.acquired(
-        name, f"{state.client_id}:1", 1, target=TARGET, lease=lease,
-        watchdog_timeout=3.0, now=time.monotonic(),
+        name,
+        f"{state.client_id}:1",
+        1,
+        target=TARGET,
+        lease=lease,
+        watchdog_timeout=3.0,
+        now=time.monotonic(),
         on_lost=lambda hold, reason: lost.append((hold, reason)),
     )
 

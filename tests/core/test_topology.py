@@ -82,7 +82,11 @@ def test_sentinel_report_waits_for_every_replica_not_flagged_down() -> None:
     sentinel = parse_address("redis://127.0.0.1:26379")
     for require_link_ok in (True, False):
         report = parse_sentinel_report(
-            [b"127.0.0.1", b"7000"], replicas, sentinels, sentinel, SEED,
+            [b"127.0.0.1", b"7000"],
+            replicas,
+            sentinels,
+            sentinel,
+            SEED,
             require_link_ok=require_link_ok,
         )
         assert report.master is not None and report.master.port == 7000
@@ -171,8 +175,14 @@ def test_sentinel_discovery_keeps_a_replica_the_master_showed() -> None:
 
     def discover(info: str) -> TopologyView:
         flow = discover_sentinel(
-            None, [sentinel], "mymaster", SEED, nat=lambda h, p: (h, p),
-            require_link_ok=True, timeout=1.0, remembered=remembered,
+            None,
+            [sentinel],
+            "mymaster",
+            SEED,
+            nat=lambda h, p: (h, p),
+            require_link_ok=True,
+            timeout=1.0,
+            remembered=remembered,
         )
         discovery = _drive(flow, [answer], [(info,)])
         assert discovery.view is not None
@@ -185,8 +195,14 @@ def test_sentinel_discovery_keeps_a_replica_the_master_showed() -> None:
     # Once sentinel lists it, its flags decide.
     down = [["ip", "127.0.0.1", "port", "7001", "flags", "s_down,slave"]]
     flow = discover_sentinel(
-        None, [sentinel], "mymaster", SEED, nat=lambda h, p: (h, p),
-        require_link_ok=True, timeout=1.0, remembered=remembered,
+        None,
+        [sentinel],
+        "mymaster",
+        SEED,
+        nat=lambda h, p: (h, p),
+        require_link_ok=True,
+        timeout=1.0,
+        remembered=remembered,
     )
     discovery = _drive(flow, [([b"127.0.0.1", b"7000"], down, [])], [(cut,)])
     assert discovery.view is not None

@@ -170,6 +170,4 @@ return tonumber(held)
 """,
 )
 
-ALL_SCRIPTS: tuple[Script, ...] = (
-    ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE, EXTEND
-)
+ALL_SCRIPTS: tuple[Script, ...] = (ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE, EXTEND)
