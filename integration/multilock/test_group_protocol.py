@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from redisson_py import ArgumentError, LockNotOwnedError, LockUnavailableError
+import redisson_py
+import redisson_py.asyncio
+from redisson_py import ArgumentError, ArgumentTypeError, LockNotOwnedError, LockUnavailableError
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 
@@ -152,3 +154,28 @@ def test_is_locked_and_force_unlock_name_a_member_that_is_down(
     with pytest.raises(LockUnavailableError, match="force unlock failed on 1 of 2"):
         alice(multi.force_unlock)
     assert alice(members[1].is_locked) is False  # the live member was freed all the same
+
+
+def test_owned_by_hands_a_group_hold_to_another_owner(
+    flavor: Flavor, members: list[Any], group_class: Any
+) -> None:
+    current = (
+        redisson_py.current_owner_id
+        if flavor.name == "sync"
+        else redisson_py.asyncio.current_owner_id
+    )
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    group = group_class(*members)
+    alice(group.lock)
+    alice_id = alice(current)
+    as_alice = group.owned_by(alice_id)
+    assert as_alice.owner_id == alice_id and group.owner_id is None
+    assert bob(as_alice.is_held_by_current_thread) is True
+    assert bob(group.is_held_by_current_thread) is False
+    with pytest.raises(LockNotOwnedError):
+        bob(group.unlock)  # bob himself holds nothing
+    bob(as_alice.unlock)  # released for alice, from bob's thread or task
+    assert bob(group.is_locked) is False
+    assert alice(group.is_held_by_current_thread) is False
+    with pytest.raises(ArgumentTypeError, match="owner id"):
+        group.owned_by(str(alice_id))

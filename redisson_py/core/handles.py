@@ -196,9 +196,18 @@ class GroupHandle:
         self._group = GroupState(self.kind, [lock.name for lock in locks], self._need(len(locks)))
         self._group.on_lock_lost = on_lock_lost
         self._group.fallback_callback = lambda: self.locks[0]._client.on_lock_lost
+        self.owner_id: int | None = None
+        """The owner this group acts for (see ``owned_by``); None: the calling thread
+        (sync) or task (asyncio)."""
 
     def _need(self, members: int) -> int:
         return members
+
+    def _view(self, owner_id: int) -> Any:
+        """A copy of this group acting for ``owner_id`` (same members, same hold table)."""
+        view = copy.copy(self)
+        view.owner_id = owner_id
+        return view
 
     @property
     def on_lock_lost(self) -> LostCallback | None:

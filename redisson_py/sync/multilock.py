@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 from redisson_py.core import multi_flows
-from redisson_py.core.handles import GroupHandle, RedLockHandle
+from redisson_py.core.handles import GroupHandle, RedLockHandle, owner_of
 from redisson_py.sync.driver import run
 from redisson_py.sync.lock import LockProtocol, current_owner_id
 
@@ -28,6 +28,18 @@ class MultiLock(GroupHandle, LockProtocol):
     def _protocol_name(self) -> str:
         return self._group.label
 
+    def _owner(self) -> int:
+        return current_owner_id() if self.owner_id is None else self.owner_id
+
+    def owned_by(self, owner_id: int) -> Self:
+        """This group acting for owner ``owner_id`` (a thread's :func:`current_owner_id`)
+        instead of the current thread, to hand a group hold from one thread to another
+        (Redisson's thread-id overloads of ``RedissonMultiLock``), with the risks of
+        :meth:`~redisson_py.Lock.owned_by`: the two threads are one owner to
+        every member, and an unlock through the wrong view releases someone else's hold."""
+        view: Self = self._view(owner_of(self._group.label, owner_id))
+        return view
+
     def lock(self, lease_time: float | None = None) -> None:
         """Block until every member is held."""
         self.try_lock(None, lease_time)
@@ -39,7 +51,7 @@ class MultiLock(GroupHandle, LockProtocol):
         paused past the member timeout, refusing) rather than being held by others.
         """
         wait, lease = self._check(wait_time, lease_time)
-        owner = current_owner_id()
+        owner = self._owner()
         refs = self._refs(owner)
         flow = multi_flows.try_lock(
             self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
@@ -53,20 +65,20 @@ class MultiLock(GroupHandle, LockProtocol):
     def unlock(self) -> None:
         """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
         when this thread did not hold the group or it was lost."""
-        owner = current_owner_id()
+        owner = self._owner()
         flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
         run(multi_flows.guarded(self._group, flow))
 
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""
-        return self._group.held_count(str(current_owner_id())) > 0
+        return self._group.held_count(str(self._owner())) > 0
 
     def is_locked(self) -> bool:
         """True when the group is held by anyone: every member locked (a MultiLock), a
         quorum of members locked (a RedLock); asked of every member at once. Raises
         :class:`~redisson_py.LockUnavailableError` when members that did not answer
         could have decided it."""
-        flow = multi_flows.is_locked(self._group, self._refs(current_owner_id()))
+        flow = multi_flows.is_locked(self._group, self._refs(self._owner()))
         result: bool = run(multi_flows.guarded(self._group, flow))
         return result
 
@@ -75,7 +87,7 @@ class MultiLock(GroupHandle, LockProtocol):
         that held the group find it gone at their ``unlock()``
         (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
         :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
-        flow = multi_flows.force_unlock(self._group, self._refs(current_owner_id()))
+        flow = multi_flows.force_unlock(self._group, self._refs(self._owner()))
         result: bool = run(multi_flows.guarded(self._group, flow))
         return result
 
