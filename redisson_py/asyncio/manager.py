@@ -46,7 +46,7 @@ from redisson_py.core.manager_base import (
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
 from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Planned, settle
+from redisson_py.core.wire import Planned, pack, settle
 
 log = logging.getLogger("redisson_py.connection")
 
@@ -152,7 +152,7 @@ class ConnectionManager(ManagerBase):
             async with primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = await checkout(pool)
-                await connection.send_packed_command(connection.pack_commands(commands))
+                await connection.send_packed_command([pack(commands)])
         except BaseException as error:
             if connection is not None:
                 await connection.disconnect()

@@ -9,7 +9,7 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -189,7 +189,7 @@ class AcquireRequest:
 
     def renew(self) -> None:
         """Start a new request (after the last one was undone, or its hold vanished)."""
-        self.request_id = uuid.uuid4().hex
+        self.request_id = os.urandom(16).hex()  # as uuid4().hex, a quarter of the cost
         self.uncertain = False
 
     def command(self) -> ScriptCommand:
@@ -345,7 +345,7 @@ def _acquire_once(
 
 def release_command(ref: LockRef) -> ScriptCommand:
     """Release one of the owner's holds, with a request id of its own (its latch)."""
-    request_id = uuid.uuid4().hex
+    request_id = os.urandom(16).hex()
     return ScriptCommand(
         scripts.RELEASE,
         (

@@ -44,7 +44,7 @@ from redisson_py.core.manager_base import (
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
 from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Planned, settle
+from redisson_py.core.wire import Planned, pack, settle
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 from redisson_py.sync.pools import NodePools, checkout
@@ -154,7 +154,7 @@ class ConnectionManager(ManagerBase):
             with primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = checkout(pool)
-                connection.send_packed_command(connection.pack_commands(commands))
+                connection.send_packed_command([pack(commands)])
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()

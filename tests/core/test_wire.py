@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+import redis.connection
 from redis.exceptions import NoScriptError, ResponseError
 
 from redisson_py.config.addresses import parse_address
 from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
-from redisson_py.core.wire import Done, Fail, Planned, Resend, TopologyChanged, interpret
+from redisson_py.core.wire import Done, Fail, Planned, Resend, TopologyChanged, interpret, pack
 
 NODE = parse_address("redis://127.0.0.1:7000")
 ACQUIRE = ScriptCommand(scripts.ACQUIRE, ("k",), (30000, "c:1", "0"))
@@ -89,3 +93,18 @@ def test_other_errors_fail_as_they_are() -> None:
     outcome = interpret(planned, [error])
     assert isinstance(outcome, Fail) and outcome.error is error and not outcome.suspect
     assert interpret(planned, ["PONG"]) == Done(("PONG",))
+
+
+def test_pack_writes_the_bytes_redis_py_writes() -> None:
+    """The hand-written RESP packer sends exactly what redis-py's would."""
+    connection = redis.connection.Connection()
+    cases: list[list[tuple[Any, ...]]] = [
+        [("EVALSHA", "a" * 40, 1, "lock", 30000, "id:1", 1.5, b"\x00\xff")],
+        [("CONFIG GET", "maxmemory")],
+        [("INFO", "replication"), ("WAIT", 1, 100)],
+        [("SET", "ключ", "ä"), ("X", -5, 0.1, 10**20)],
+    ]
+    for commands in cases:
+        assert pack(commands) == b"".join(connection.pack_commands(commands))
+    with pytest.raises(TypeError, match="must be str"):
+        pack([("SET", "k", True)])
