@@ -28,8 +28,8 @@ from redisson_py.asyncio import Redisson as AsyncRedisson
 from redisson_py.config import ConstantDelay
 from redisson_py.core import naming
 from redisson_py.testing import start_topology
-from redisson_py.testing.node import Node
-from redisson_py.testing.topology import Topology
+from redisson_py.testing.topologies.node import Node
+from redisson_py.testing.topologies.topology import Topology
 
 WAIT = 2.0
 TIMEOUT = 1.0

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from redisson_py.core.scripts import Script
-from redisson_py.testing.proxy import LoopbackProxy
+from redisson_py.testing.faults.proxy import LoopbackProxy
 
 _CHUNK = 65536
 _AGGREGATES = {ord("*"), ord("%"), ord("~"), ord(">"), ord("|")}

@@ -12,8 +12,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from redisson_py.testing.docker_engine import docker_engine_answers, engine_location
-from redisson_py.testing.paths import topologies_root
+from redisson_py.testing.backends.docker_engine import docker_engine_answers, engine_location
+from redisson_py.testing.topologies.paths import topologies_root
 
 Snapshot = tuple[set[int], set[str]]
 

@@ -17,12 +17,11 @@ from redisson_py.testing import (
     NodeStartError,
     PortTakenError,
     SpecError,
-    binaries,
-    docker_engine,
     live_topologies,
     start_topology,
 )
-from redisson_py.testing.ports import allocate_ports, release_ports
+from redisson_py.testing.backends import binaries, docker_engine
+from redisson_py.testing.topologies.ports import allocate_ports, release_ports
 
 NO_ENGINE = "unix:///nonexistent/redisson-py-test/docker.sock"
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import redis
 
 from redisson_py.testing import Node, Topology
-from redisson_py.testing.replies import parse_info
+from redisson_py.testing.topologies.replies import parse_info
 
 Factory = Callable[..., Topology]
 

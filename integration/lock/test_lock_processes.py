@@ -17,7 +17,7 @@ from redisson_py.testing.owners import Flavor
 
 def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "redisson_py.testing.workloads", *args],
+        [sys.executable, "-m", "redisson_py.testing.faults.workloads", *args],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -1,6 +1,6 @@
 """A reply lost after the server executed the command: the retry must not count twice.
 
-A loopback proxy (redisson_py.testing.proxy) forwards the client's connections to the
+A loopback proxy (redisson_py.testing.faults.proxy) forwards the client's connections to the
 single server and cuts one just after the server executed the chosen script, so the
 client sees a connection error and retries on a fresh connection.
 """
@@ -15,8 +15,8 @@ from redisson_py import Config
 from redisson_py.config import ConstantDelay
 from redisson_py.core import scripts
 from redisson_py.testing import Topology
+from redisson_py.testing.faults.proxy import ReplyDropper
 from redisson_py.testing.owners import Flavor
-from redisson_py.testing.proxy import ReplyDropper
 
 
 @pytest.fixture

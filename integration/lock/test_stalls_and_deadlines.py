@@ -36,8 +36,8 @@ from redisson_py import (
 from redisson_py.config import ConstantDelay
 from redisson_py.core import naming
 from redisson_py.testing import Topology
-from redisson_py.testing.node import Node
 from redisson_py.testing.owners import Flavor
+from redisson_py.testing.topologies.node import Node
 
 COMMAND_TIMEOUT = 1.0
 """The config's ``timeout`` in these tests (seconds), as in the issue's measurements."""

@@ -20,7 +20,7 @@ from redisson_py import ConfigError, LockUnavailableError, NoSyncedReplicasError
 from redisson_py.config import LockSyncMode
 from redisson_py.core.naming import key_slot
 from redisson_py.testing import Node, Topology
-from redisson_py.testing.binaries import ENV_VAR, valkey_binary
+from redisson_py.testing.backends.binaries import ENV_VAR, valkey_binary
 from redisson_py.testing.owners import Flavor
 
 SYNC = {"check_lock_synced_slaves": True, "slaves_sync_timeout": 0.5}

@@ -15,7 +15,7 @@ import pytest
 from redisson_py import ArgumentError, LockLost, LockNotOwnedError, LockUnavailableError
 from redisson_py.testing import Topology, wait_until
 from redisson_py.testing.owners import Flavor
-from redisson_py.testing.waiting import NotYet
+from redisson_py.testing.topologies.waiting import NotYet
 
 
 def keys_on(topology: Topology, name: str) -> list[int]:
@@ -189,7 +189,7 @@ def test_redlock_excludes_across_processes(
     command = [
         sys.executable,
         "-m",
-        "redisson_py.testing.workloads",
+        "redisson_py.testing.faults.workloads",
         "counter",
         "--config",
         config,

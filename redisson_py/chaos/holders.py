@@ -44,7 +44,7 @@ def run_crash(kind: str, backend: str) -> CrashRun:
             [
                 sys.executable,
                 "-m",
-                "redisson_py.testing.workloads",
+                "redisson_py.testing.faults.workloads",
                 "hold",
                 "--config",
                 str(path),

@@ -46,7 +46,7 @@ from redisson_py.chaos.common import (
 from redisson_py.core.naming import owner_field
 from redisson_py.sync.lock import current_owner_id
 from redisson_py.testing import Node, Topology
-from redisson_py.testing.waiting import NotYet, wait_until
+from redisson_py.testing.topologies.waiting import NotYet, wait_until
 
 MODES = ("sync-off", "sync-on", "redlock")
 VARIANTS = ("plain", "fresh", "rejoin")

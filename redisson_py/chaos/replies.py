@@ -10,7 +10,7 @@ from redisson_py import Config, Redisson
 from redisson_py.chaos.common import fresh_topology, unique
 from redisson_py.config import ConstantDelay
 from redisson_py.core import scripts
-from redisson_py.testing.proxy import ReplyDropper
+from redisson_py.testing.faults.proxy import ReplyDropper
 
 
 @dataclass

@@ -123,7 +123,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 
 def run_up(args: argparse.Namespace) -> int:
     """``topology up``: see the module docstring."""
-    from redisson_py.testing.bootstrap import start_topology  # noqa: PLC0415
+    from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415
 
     overrides = parse_overrides(args.overrides)
     started = time.monotonic()
@@ -198,14 +198,14 @@ def _wait_for_stop_signal(stop: threading.Event) -> None:
 
 
 def _detached_states() -> list[tuple[Any, dict[str, Any]]]:
-    from redisson_py.testing.state import iter_states  # noqa: PLC0415
+    from redisson_py.testing.topologies.state import iter_states  # noqa: PLC0415
 
     return [(d, s) for d, s in iter_states() if s.get("detached")]
 
 
 def run_down(args: argparse.Namespace) -> int:
     """``topology down [KIND|--all]``: stop detached topologies."""
-    from redisson_py.testing.state import remove_state_dir, stop_from_state  # noqa: PLC0415
+    from redisson_py.testing.topologies.state import remove_state_dir, stop_from_state  # noqa: PLC0415
 
     states = _detached_states()
     if args.kind and args.all:

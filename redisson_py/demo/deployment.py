@@ -56,7 +56,7 @@ def deployment(options: DemoOptions, scratch: Path) -> Iterator[Deployment]:
             f"{what}the deployment of {options.config} ({len(configs)} config document(s))",
         )
         return
-    from redisson_py.testing.bootstrap import start_topology  # noqa: PLC0415 - only here
+    from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415 - only here
 
     with start_topology(options.topology, backend="process") as topology:
         path = scratch / "redisson.yaml"

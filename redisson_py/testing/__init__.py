@@ -26,44 +26,49 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from redisson_py.errors import TopologyError
     from redisson_py.testing.backends import BACKENDS, resolve_backend
-    from redisson_py.testing.binaries import RedisServerBinary, find_redis_server
-    from redisson_py.testing.bootstrap import start_topology
-    from redisson_py.testing.cleanup import live_topologies, stop_all, sweep_leftovers
-    from redisson_py.testing.docker_engine import docker_engine_answers
-    from redisson_py.testing.node import Node, NodeStartError, PortConflictError
-    from redisson_py.testing.ports import PortTakenError
-    from redisson_py.testing.replies import SlotRange
-    from redisson_py.testing.spec import SpecError, TopologySpec, known_topologies, load_spec
-    from redisson_py.testing.topology import Topology
-    from redisson_py.testing.waiting import HarnessTimeout, eventually, wait_until
+    from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
+    from redisson_py.testing.backends.docker_engine import docker_engine_answers
+    from redisson_py.testing.topologies.bootstrap import start_topology
+    from redisson_py.testing.topologies.cleanup import live_topologies, stop_all, sweep_leftovers
+    from redisson_py.testing.topologies.node import Node, NodeStartError, PortConflictError
+    from redisson_py.testing.topologies.ports import PortTakenError
+    from redisson_py.testing.topologies.replies import SlotRange
+    from redisson_py.testing.topologies.spec import (
+        SpecError,
+        TopologySpec,
+        known_topologies,
+        load_spec,
+    )
+    from redisson_py.testing.topologies.topology import Topology
+    from redisson_py.testing.topologies.waiting import HarnessTimeout, eventually, wait_until
 
 # Exported names and the module defining each. Loaded on first access (PEP 562), so that
 # importing the pytest plugin, a submodule of this package, costs nothing until a fixture
 # is used.
 _EXPORTS = {
     "BACKENDS": "redisson_py.testing.backends",
-    "HarnessTimeout": "redisson_py.testing.waiting",
-    "Node": "redisson_py.testing.node",
-    "NodeStartError": "redisson_py.testing.node",
-    "PortConflictError": "redisson_py.testing.node",
-    "PortTakenError": "redisson_py.testing.ports",
-    "RedisServerBinary": "redisson_py.testing.binaries",
-    "SlotRange": "redisson_py.testing.replies",
-    "SpecError": "redisson_py.testing.spec",
-    "Topology": "redisson_py.testing.topology",
+    "HarnessTimeout": "redisson_py.testing.topologies.waiting",
+    "Node": "redisson_py.testing.topologies.node",
+    "NodeStartError": "redisson_py.testing.topologies.node",
+    "PortConflictError": "redisson_py.testing.topologies.node",
+    "PortTakenError": "redisson_py.testing.topologies.ports",
+    "RedisServerBinary": "redisson_py.testing.backends.binaries",
+    "SlotRange": "redisson_py.testing.topologies.replies",
+    "SpecError": "redisson_py.testing.topologies.spec",
+    "Topology": "redisson_py.testing.topologies.topology",
     "TopologyError": "redisson_py.errors",
-    "TopologySpec": "redisson_py.testing.spec",
-    "docker_engine_answers": "redisson_py.testing.docker_engine",
-    "eventually": "redisson_py.testing.waiting",
-    "find_redis_server": "redisson_py.testing.binaries",
-    "known_topologies": "redisson_py.testing.spec",
-    "live_topologies": "redisson_py.testing.cleanup",
-    "load_spec": "redisson_py.testing.spec",
+    "TopologySpec": "redisson_py.testing.topologies.spec",
+    "docker_engine_answers": "redisson_py.testing.backends.docker_engine",
+    "eventually": "redisson_py.testing.topologies.waiting",
+    "find_redis_server": "redisson_py.testing.backends.binaries",
+    "known_topologies": "redisson_py.testing.topologies.spec",
+    "live_topologies": "redisson_py.testing.topologies.cleanup",
+    "load_spec": "redisson_py.testing.topologies.spec",
     "resolve_backend": "redisson_py.testing.backends",
-    "start_topology": "redisson_py.testing.bootstrap",
-    "stop_all": "redisson_py.testing.cleanup",
-    "sweep_leftovers": "redisson_py.testing.cleanup",
-    "wait_until": "redisson_py.testing.waiting",
+    "start_topology": "redisson_py.testing.topologies.bootstrap",
+    "stop_all": "redisson_py.testing.topologies.cleanup",
+    "sweep_leftovers": "redisson_py.testing.topologies.cleanup",
+    "wait_until": "redisson_py.testing.topologies.waiting",
 }
 
 __all__ = [

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from redisson_py.testing.topology import Topology
+    from redisson_py.testing.topologies.topology import Topology
 
 __all__ = [
     "cluster_topology",
@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_used_backends] = set()
     if config.getoption("--redis-backend", default="auto") == "container":
         from redisson_py.errors import TopologyError  # noqa: PLC0415
-        from redisson_py.testing.docker_engine import require_docker_engine  # noqa: PLC0415
+        from redisson_py.testing.backends.docker_engine import require_docker_engine  # noqa: PLC0415
 
         try:
             require_docker_engine()
@@ -89,7 +89,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     used = session.config.stash.get(_used_backends, set())
     if not used:
         return
-    from redisson_py.testing.cleanup import stop_all, sweep_leftovers  # noqa: PLC0415
+    from redisson_py.testing.topologies.cleanup import stop_all, sweep_leftovers  # noqa: PLC0415
 
     # Whatever a test started by hand and did not stop, and whatever a dead earlier run
     # left behind.
@@ -152,7 +152,7 @@ class _SharedTopologies:
 
 def _start(config: pytest.Config, kind: str, backend: str, **overrides: Any) -> Topology:
     from redisson_py.errors import TopologyError  # noqa: PLC0415
-    from redisson_py.testing.bootstrap import start_topology  # noqa: PLC0415
+    from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415
 
     config.stash[_used_backends].add(backend)
     try:

@@ -25,7 +25,7 @@ _PROBE = """
 import json, sys
 import redisson_py, redisson_py.asyncio, redisson_py.testing
 from redisson_py.asyncio import Config, Redisson
-from redisson_py.testing.spec import known_topologies, load_spec, topologies_dir
+from redisson_py.testing.topologies.spec import known_topologies, load_spec, topologies_dir
 spec = load_spec("sentinel")
 print(json.dumps({
     "module": redisson_py.__file__,
@@ -83,7 +83,7 @@ def test_install_into_a_fresh_venv_imports_and_runs(tmp_path: Path, source: str)
     site = venv.resolve()
     assert Path(found["module"]).resolve().is_relative_to(site), found
     assert Path(found["specs_dir"]).resolve().is_relative_to(site), found
-    assert Path(found["specs_dir"]).name == "topologies"
+    assert Path(found["specs_dir"]).parts[-2:] == ("topologies", "specs")
     assert set(found["specs"]) >= SPECS
     assert found["sentinel"] == [1, 2, 3]
 

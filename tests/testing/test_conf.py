@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from redisson_py.testing.conf import render_redis_conf, render_sentinel_conf
-from redisson_py.testing.spec import load_spec
+from redisson_py.testing.topologies.conf import render_redis_conf, render_sentinel_conf
+from redisson_py.testing.topologies.spec import load_spec
 
 
 def addresses(text: str) -> set[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing.binaries import find_redis_server
-from redisson_py.testing.ports import (
+from redisson_py.testing.backends.binaries import find_redis_server
+from redisson_py.testing.topologies.ports import (
     BUS_PORT_OFFSET,
     PORT_RANGE,
     PortTakenError,

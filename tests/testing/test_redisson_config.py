@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from redisson_py.testing import redisson_config as rc
+from redisson_py.testing.topologies import redisson_config as rc
 
 
 def test_single() -> None:

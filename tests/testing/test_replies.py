@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from redisson_py.testing.cluster_setup import slot_ranges
-from redisson_py.testing.replies import (
+from redisson_py.testing.topologies.cluster_setup import slot_ranges
+from redisson_py.testing.topologies.replies import (
     parse_cluster_nodes,
     parse_cluster_slots,
     parse_info,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing.spec import (
+from redisson_py.testing.topologies.spec import (
     SpecError,
     known_topologies,
     load_spec,

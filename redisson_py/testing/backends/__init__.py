@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import Backend, LaunchPlan, NodeRuntime, Owner
-from redisson_py.testing.docker_engine import docker_engine_answers, require_docker_engine
+from redisson_py.testing.backends.docker_engine import docker_engine_answers, require_docker_engine
 
 __all__ = [
     "BACKENDS",

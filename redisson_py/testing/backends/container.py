@@ -9,7 +9,7 @@ Containers run as the calling user, so those files stay the user's to clean up.
 
 Pause and resume use ``docker pause``/``unpause`` (the cgroup freezer). Every container
 carries labels naming its topology, its owner process and whether it is detached, which
-is what the leftover sweep (:mod:`redisson_py.testing.cleanup`) goes by; Testcontainers'
+is what the leftover sweep (:mod:`redisson_py.testing.topologies.cleanup`) goes by; Testcontainers'
 own reaper (Ryuk) is disabled because its image usually cannot be pulled here.
 
 This is the only module that imports Testcontainers.
@@ -31,8 +31,8 @@ from testcontainers.core.container import DockerContainer
 
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import LaunchPlan, NodeRuntime
-from redisson_py.testing.docker_engine import docker_client
-from redisson_py.testing.image import resolve_image
+from redisson_py.testing.backends.docker_engine import docker_client
+from redisson_py.testing.backends.image import resolve_image
 
 __all__ = ["LABEL_PREFIX", "ContainerBackend", "ContainerRuntime", "labels_for"]
 
@@ -212,7 +212,8 @@ class ContainerRuntime(NodeRuntime):
 
 
 class ContainerBackend:
-    """Runs nodes in containers of :func:`~redisson_py.testing.image.resolve_image`'s image.
+    """Runs nodes in containers of the image
+    :func:`~redisson_py.testing.backends.image.resolve_image` picks.
 
     Raises :class:`TopologyError` (one sentence) when no Docker engine answers.
     """

@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from redisson_py.testing.backends.base import LaunchPlan, NodeRuntime
-from redisson_py.testing.binaries import RedisServerBinary, find_redis_server
-from redisson_py.testing.procinfo import process_state
+from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
+from redisson_py.testing.backends.procinfo import process_state
 
 __all__ = ["ProcessBackend", "ProcessRuntime"]
 

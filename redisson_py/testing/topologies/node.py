@@ -18,9 +18,9 @@ from redis.retry import Retry
 
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import NodeKind, NodeRuntime
-from redisson_py.testing.ports import BUS_PORT_OFFSET
-from redisson_py.testing.replies import parse_info
-from redisson_py.testing.waiting import NotYet, wait_until
+from redisson_py.testing.topologies.ports import BUS_PORT_OFFSET
+from redisson_py.testing.topologies.replies import parse_info
+from redisson_py.testing.topologies.waiting import NotYet, wait_until
 
 __all__ = ["Node", "NodeStartError", "PortConflictError"]
 
@@ -91,6 +91,7 @@ class Node:
 
     @property
     def runtime(self) -> NodeRuntime:
+        """The backend's handle on the started node (process or container)."""
         if self._runtime is None:
             raise TopologyError(f"node {self.name} has not been started.")
         return self._runtime
@@ -259,6 +260,7 @@ class Node:
         return self._runtime is not None and self._runtime.is_running()
 
     def is_paused(self) -> bool:
+        """Whether the node is paused now (SIGSTOP or ``docker pause``)."""
         return self._runtime is not None and self._runtime.is_paused()
 
     @property

@@ -11,8 +11,8 @@ Choice, first match wins:
    It is tagged ``redisson-py/redis:<version>-<digest of the files>``, so building is a
    no-op when it exists and a changed binary gets a new image.
 
-``python -m redisson_py.testing.image build`` builds the local image (the setup script
-runs it); ``python -m redisson_py.testing.image`` prints the image that would be used.
+``python -m redisson_py.testing.backends.image build`` builds the local image (the setup script
+runs it); ``python -m redisson_py.testing.backends.image`` prints the image that would be used.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing.binaries import RedisServerBinary, find_redis_server
-from redisson_py.testing.docker_engine import docker_client, engine_location
-from redisson_py.testing.paths import run_root
+from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
+from redisson_py.testing.backends.docker_engine import docker_client, engine_location
+from redisson_py.testing.topologies.paths import run_root
 
 __all__ = ["LOCAL_REPOSITORY", "ensure_local_image", "registry_answers", "resolve_image"]
 
@@ -206,7 +206,7 @@ def ensure_local_image(client: Any | None = None, binary: RedisServerBinary | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m redisson_py.testing.image [build|resolve]``."""
+    """``python -m redisson_py.testing.backends.image [build|resolve]``."""
     args = sys.argv[1:] if argv is None else argv
     command = args[0] if args else "resolve"
     try:

@@ -25,8 +25,8 @@ import threading
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from redisson_py.testing.ports import prune_claims
-from redisson_py.testing.state import (
+from redisson_py.testing.topologies.ports import prune_claims
+from redisson_py.testing.topologies.state import (
     iter_states,
     owner_alive,
     remove_state_dir,
@@ -34,7 +34,7 @@ from redisson_py.testing.state import (
 )
 
 if TYPE_CHECKING:
-    from redisson_py.testing.topology import Topology
+    from redisson_py.testing.topologies.topology import Topology
 
 __all__ = ["live_topologies", "register", "stop_all", "sweep_leftovers", "unregister"]
 
@@ -123,7 +123,7 @@ def sweep_leftovers(*, backend: str | None = None, force: bool = False) -> list[
 
 def _sweep_orphan_containers() -> list[str]:
     """Remove labelled containers of dead owners that no state file accounted for."""
-    from redisson_py.testing.docker_engine import docker_engine_answers  # noqa: PLC0415
+    from redisson_py.testing.backends.docker_engine import docker_engine_answers  # noqa: PLC0415
 
     if not docker_engine_answers():
         return []

@@ -3,7 +3,7 @@
 Obtained from :func:`redisson_py.testing.start_topology`. Queries that say "live" ask the
 nodes now; the node lists (``nodes``, ``data_nodes``, ``sentinels``) are fixed at start
 and never change. All waits poll with a deadline and raise
-:class:`~redisson_py.testing.waiting.HarnessTimeout` (a ``TopologyError`` and a
+:class:`~redisson_py.testing.topologies.waiting.HarnessTimeout` (a ``TopologyError`` and a
 ``TimeoutError``) saying what did not happen.
 """
 
@@ -21,22 +21,26 @@ from typing import Any
 import redis
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing import cleanup
-from redisson_py.testing import redisson_config as rc
 from redisson_py.testing.backends.base import Backend, Owner
-from redisson_py.testing.node import Node
-from redisson_py.testing.ports import release_ports
-from redisson_py.testing.readiness import (
+from redisson_py.testing.topologies import cleanup
+from redisson_py.testing.topologies import redisson_config as rc
+from redisson_py.testing.topologies.node import Node
+from redisson_py.testing.topologies.ports import release_ports
+from redisson_py.testing.topologies.readiness import (
     check_cluster,
     check_replication,
     check_sentinels,
     check_standalone,
     sentinel_master_port,
 )
-from redisson_py.testing.replies import SlotRange, parse_cluster_nodes, parse_cluster_slots
-from redisson_py.testing.spec import TopologySpec
-from redisson_py.testing.state import remove_state_dir, write_state
-from redisson_py.testing.waiting import HarnessTimeout, NotYet, wait_until
+from redisson_py.testing.topologies.replies import (
+    SlotRange,
+    parse_cluster_nodes,
+    parse_cluster_slots,
+)
+from redisson_py.testing.topologies.spec import TopologySpec
+from redisson_py.testing.topologies.state import remove_state_dir, write_state
+from redisson_py.testing.topologies.waiting import HarnessTimeout, NotYet, wait_until
 
 __all__ = ["Topology"]
 
@@ -104,10 +108,12 @@ class Topology:
         self._shared_reason = reason
 
     def unshare(self) -> None:
+        """Allow destructive calls again (see :meth:`share`)."""
         self._shared_reason = None
 
     @property
     def shared(self) -> bool:
+        """Whether destructive calls are refused now (see :meth:`share`)."""
         return self._shared_reason is not None
 
     def guard(self, action: str) -> None:
@@ -124,6 +130,7 @@ class Topology:
 
     @property
     def sentinels(self) -> list[Node]:
+        """The sentinel nodes (empty unless the layout is sentinel)."""
         return [n for n in self.nodes if n.kind == "sentinel"]
 
     def node(self, name: str) -> Node:
@@ -537,6 +544,7 @@ class Topology:
         }
 
     def save_state(self) -> None:
+        """Write the state file another process reads to find and stop this topology."""
         write_state(self.directory, self.state())
 
     def stop(self) -> None:

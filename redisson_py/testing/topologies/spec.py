@@ -178,10 +178,10 @@ def topologies_dir() -> Path:
     override = os.environ.get("REDISSON_PY_TOPOLOGIES")
     if override:
         return Path(override)
-    packaged = Path(__file__).resolve().parent / "topologies"
+    packaged = Path(__file__).resolve().parent / "specs"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "topologies"
+    return Path(__file__).resolve().parents[3] / "topologies"
 
 
 def known_topologies(directory: Path | None = None) -> list[str]:

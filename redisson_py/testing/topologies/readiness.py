@@ -1,8 +1,9 @@
-"""What "ready" means per layout, as checks for :func:`~redisson_py.testing.waiting.wait_until`.
+"""What "ready" means per layout, as checks for
+:func:`~redisson_py.testing.topologies.waiting.wait_until`.
 
 Each check looks only at the nodes the harness last left running (``Node.expected_up``):
 a node killed or paused on purpose is not waited for. A check returns when the state
-holds and raises :class:`~redisson_py.testing.waiting.NotYet` saying what is missing.
+holds and raises :class:`~redisson_py.testing.topologies.waiting.NotYet` saying what is missing.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from redisson_py.testing.node import Node
-from redisson_py.testing.replies import (
+from redisson_py.testing.topologies.node import Node
+from redisson_py.testing.topologies.replies import (
     SlotRange,
     parse_cluster_nodes,
     parse_cluster_slots,
@@ -19,10 +20,10 @@ from redisson_py.testing.replies import (
     parse_pairs,
     parse_replica_entries,
 )
-from redisson_py.testing.waiting import NotYet
+from redisson_py.testing.topologies.waiting import NotYet
 
 if TYPE_CHECKING:
-    from redisson_py.testing.topology import Topology
+    from redisson_py.testing.topologies.topology import Topology
 
 __all__ = [
     "check_cluster",

@@ -1,6 +1,6 @@
 """Workloads run in separate processes by the tests, the chaos suite and the demo.
 
-``python -m redisson_py.testing.workloads counter ...`` runs owners (threads or tasks)
+``python -m redisson_py.testing.faults.workloads counter ...`` runs owners (threads or tasks)
 that increment a shared counter without atomicity (GET, then SET) under one lock, and
 prints a JSON summary; ``... hold ...`` takes a lock, prints ``held`` and waits to be
 killed. The config comes as a Redisson YAML file, as a user's service would have it; a
@@ -117,7 +117,7 @@ def hold(configs: list[Config], flavor: str, lock_name: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m redisson_py.testing.workloads")
+    parser = argparse.ArgumentParser(prog="python -m redisson_py.testing.faults.workloads")
     commands = parser.add_subparsers(dest="command", required=True)
     counter = commands.add_parser("counter", help="increment a counter under a lock")
     holder = commands.add_parser("hold", help="take a lock and wait to be killed")

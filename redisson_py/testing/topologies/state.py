@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from redisson_py.testing.backends.base import Owner
-from redisson_py.testing.paths import topologies_root
-from redisson_py.testing.procinfo import owner_alive, process_start_time, process_state
+from redisson_py.testing.backends.procinfo import owner_alive, process_start_time, process_state
+from redisson_py.testing.topologies.paths import topologies_root
 
 __all__ = [
     "STATE_FILE",
@@ -111,7 +111,7 @@ def stop_from_state(state: dict[str, Any]) -> list[str]:
 def _remove_containers(topology_id: str) -> list[str]:
     if not topology_id:
         return []
-    from redisson_py.testing.docker_engine import (  # noqa: PLC0415
+    from redisson_py.testing.backends.docker_engine import (  # noqa: PLC0415
         docker_engine_answers,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from redisson_py.testing.spec import TopologySpec
+from redisson_py.testing.topologies.spec import TopologySpec
 
 __all__ = ["render_redis_conf", "render_sentinel_conf"]
 

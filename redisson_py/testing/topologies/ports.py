@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing.procinfo import owner_alive, process_start_time
+from redisson_py.testing.backends.procinfo import owner_alive, process_start_time
 
 __all__ = [
     "BUS_PORT_OFFSET",

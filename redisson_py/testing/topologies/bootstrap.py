@@ -28,19 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing import cleanup
 from redisson_py.testing.backends import create_backend
 from redisson_py.testing.backends.base import LaunchPlan
-from redisson_py.testing.cluster_setup import form_cluster
-from redisson_py.testing.conf import render_redis_conf, render_sentinel_conf
-from redisson_py.testing.node import Node, PortConflictError
-from redisson_py.testing.paths import topologies_root
-from redisson_py.testing.ports import allocate_ports, release_ports, reserve_ports
-from redisson_py.testing.readiness import check_replication
-from redisson_py.testing.spec import TopologySpec, load_spec
-from redisson_py.testing.state import current_owner
-from redisson_py.testing.topology import DEFAULT_TIMEOUT, Topology
-from redisson_py.testing.waiting import wait_until
+from redisson_py.testing.topologies import cleanup
+from redisson_py.testing.topologies.cluster_setup import form_cluster
+from redisson_py.testing.topologies.conf import render_redis_conf, render_sentinel_conf
+from redisson_py.testing.topologies.node import Node, PortConflictError
+from redisson_py.testing.topologies.paths import topologies_root
+from redisson_py.testing.topologies.ports import allocate_ports, release_ports, reserve_ports
+from redisson_py.testing.topologies.readiness import check_replication
+from redisson_py.testing.topologies.spec import TopologySpec, load_spec
+from redisson_py.testing.topologies.state import current_owner
+from redisson_py.testing.topologies.topology import DEFAULT_TIMEOUT, Topology
+from redisson_py.testing.topologies.waiting import wait_until
 
 __all__ = ["start_topology"]
 
