@@ -1,4 +1,5 @@
-"""Every fenced block of README.md runs, so no example can rot.
+"""Every fenced block of README.md and of the docs site (docs/**/*.md) runs, so no
+example can rot.
 
 The conventions the README follows are in ``readme_blocks`` (its docstring): blocks run
 per ``## `` section, in order, in one namespace, like a notebook; ``config/`` files a
@@ -13,6 +14,7 @@ traceback, with the README's own lines.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,10 +35,12 @@ from readme_blocks import (
 
 from redisson_py import Config
 from redisson_py.testing import Topology
-from redisson_py.testing.paths import run_root
+from redisson_py.testing.topologies.paths import run_root
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
+DOCS = sorted((REPO / "docs").rglob("*.md"))
+MARKDOWN = [README, *DOCS]
 RUNNER = Path(__file__).with_name("readme_runner.py")
 
 SECTION_TIMEOUT = 180.0
@@ -51,7 +55,7 @@ CONFIG_TOPOLOGIES = {
 }
 """A config path a snippet names -> the harness topology it is made to point at."""
 
-SELF_CONTAINED = {"Quick start"}
+SELF_CONTAINED = {("README.md", "Quick start"), ("docs/index.md", "Quick start")}
 """Sections whose snippets must run on what their own commands start (the README's
 promise: the first snippet runs right after the commands before it): no harness
 topology is started for them and config/ stays as shipped."""
@@ -64,11 +68,17 @@ REDLOCK_MEMBERS = 3
 _SCRUBBED = ("REDIS_PORT", "REDIS_PASSWORD", "REDISSON_PY_CONFIG", "REDISSON_PY_TOPOLOGIES")
 
 
-def _readme_sections() -> list[Section]:
-    try:
-        return [s for s in sections(read_blocks(README)) if s.runnable]
-    except ReadmeError:
-        return []  # test_readme_follows_the_conventions reports it
+def _sections() -> list[tuple[Path, Section]]:
+    found: list[tuple[Path, Section]] = []
+    for markdown in MARKDOWN:
+        # A broken file is reported by test_markdown_follows_the_conventions.
+        with contextlib.suppress(ReadmeError):
+            found += [(markdown, s) for s in sections(read_blocks(markdown)) if s.runnable]
+    return found
+
+
+def _relative(markdown: Path) -> str:
+    return markdown.relative_to(REPO).as_posix()
 
 
 def _ports(topology: Topology) -> list[int]:
@@ -81,12 +91,16 @@ def _ports(topology: Topology) -> list[int]:
 
 
 def _prepare(
-    section: Section, workdir: Path, env: dict[str, str], request: pytest.FixtureRequest
+    markdown: Path,
+    section: Section,
+    workdir: Path,
+    env: dict[str, str],
+    request: pytest.FixtureRequest,
 ) -> list[str]:
     """Copy config/ into ``workdir`` and point the files the section names at started
     topologies; returns what was pointed where, for the failure message."""
     shutil.copytree(REPO / "config", workdir / "config")
-    if section.title in SELF_CONTAINED:
+    if (_relative(markdown), section.title) in SELF_CONTAINED:
         return []
     text = "".join(block.text for block in section.runnable)
     pointed: list[str] = []
@@ -144,8 +158,13 @@ def _stop_detached(env: dict[str, str], run_dir: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("section", _readme_sections(), ids=lambda s: slug(s.title))
-def test_readme_section_runs(
+@pytest.mark.parametrize(
+    ("markdown", "section"),
+    _sections(),
+    ids=[f"{_relative(m)}::{slug(s.title)}" for m, s in _sections()],
+)
+def test_section_runs(
+    markdown: Path,
     section: Section,
     request: pytest.FixtureRequest,
     tmp_path: Path,
@@ -155,7 +174,7 @@ def test_readme_section_runs(
     workdir.mkdir()
     run_dir = tmp_path / "run"
     env = _environment(run_dir, redis_backend)
-    pointed = _prepare(section, workdir, env, request)
+    pointed = _prepare(markdown, section, workdir, env, request)
     blocks = tmp_path / "blocks.json"
     blocks.write_text(
         json.dumps(
@@ -165,7 +184,7 @@ def test_readme_section_runs(
     )
     try:
         result = subprocess.run(
-            [sys.executable, str(RUNNER), str(blocks), str(README)],
+            [sys.executable, str(RUNNER), str(blocks), str(markdown)],
             cwd=workdir,
             env=env,
             stdout=subprocess.PIPE,
@@ -180,22 +199,25 @@ def test_readme_section_runs(
         print(result.stdout)  # shown with -rP: which blocks ran, and how long each took
     else:
         pytest.fail(
-            f"README section {section.title!r} failed (configs: {pointed or 'none'}):\n"
+            f"{_relative(markdown)} section {section.title!r} failed"
+            f" (configs: {pointed or 'none'}):\n"
             f"{result.stdout}",
             pytrace=False,
         )
 
 
-def test_readme_follows_the_conventions() -> None:
+@pytest.mark.parametrize("markdown", MARKDOWN, ids=_relative)
+def test_markdown_follows_the_conventions(markdown: Path) -> None:
     """Fences are closed and in a known language, skips give a reason, Python compiles
     as a module (no top-level ``await``), and the README still has examples to run."""
-    blocks = read_blocks(README)
+    blocks = read_blocks(markdown)
     python = [b for b in blocks if b.language == "python"]
     for block in python:
-        compile("\n" * (block.line - 1) + block.text, str(README), "exec")
+        compile("\n" * (block.line - 1) + block.text, str(markdown), "exec")
     runnable = [b for b in blocks if b.runnable]
     skipped = [b for b in blocks if b.language and b.skip_reason]
-    assert len(python) >= 5
+    if markdown == README:
+        assert len(python) >= 5
     # Skips are for what cannot run on a test machine; keep them rare.
     assert len(skipped) * 3 <= len(runnable), [f"{b.line}: {b.skip_reason}" for b in skipped]
 

@@ -278,6 +278,8 @@ class ClientHandle(Generic[L, M]):
 
     @property
     def connection_manager(self) -> M:
+        """The client's connection manager: its current view of the topology
+        (``view``), the mode, and the pools. For diagnostics; not a stable API."""
         return self._manager
 
     def add_listener(self, listener: Callable[[LockEvent], object]) -> None:

