@@ -32,7 +32,8 @@ def lock_name() -> str:
 def config_for(topology: Topology, **settings: Any) -> Config:
     """The topology's Redisson config, retrying every 0.1 s, with top-level ``settings``
     (``lock_watchdog_timeout=3.0``...) applied."""
-    config = Config.from_yaml(topology.redisson_yaml())
+    # A protected topology's YAML names its password as ${VAR}: give it the value.
+    config = Config.from_yaml(topology.redisson_yaml(), env=topology.environment())
     config.server_config.retry_delay = ConstantDelay(0.1)
     for name, value in settings.items():
         setattr(config, name, value)

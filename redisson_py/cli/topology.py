@@ -69,7 +69,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="override a spec field, e.g. replicas_per_master=1 or "
         "sentinel.down_after_ms=2000 or redis_conf.maxmemory=64mb (repeatable)",
     )
-    up.add_argument("--base-port", type=int, default=None, help="use consecutive ports from here")
+    up.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        help="use consecutive ports from here (data nodes first, then sentinels); "
+        "default: free ports drawn at random from 11000-21999",
+    )
+    secure = up.add_argument_group(
+        "security",
+        "protect the data nodes; the YAML refers to the password as "
+        "${REDISSON_PY_TOPOLOGY_PASSWORD}, and the command says which file exports it",
+    )
+    secure.add_argument("--auth", action="store_true", help="requirepass (a random password)")
+    secure.add_argument(
+        "--acl",
+        action="store_true",
+        help="an ACL user 'redisson-py' with a random password; the default user off",
+    )
+    secure.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS only, with a throwaway CA (the YAML's sslTruststore names its file)",
+    )
     up.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for the topology (60)"
     )
@@ -126,6 +148,9 @@ def run_up(args: argparse.Namespace) -> int:
     from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415
 
     overrides = parse_overrides(args.overrides)
+    security = {k: True for k in ("auth", "acl", "tls") if getattr(args, k, False)}
+    if security:
+        overrides["security"] = {**overrides.get("security", {}), **security}
     started = time.monotonic()
     topology = start_topology(
         args.kind,
@@ -145,6 +170,14 @@ def run_up(args: argparse.Namespace) -> int:
         sys.stdout.write(yaml_text)
         sys.stdout.flush()
         _describe(topology, time.monotonic() - started)
+        if topology.environment():
+            env_file = topology.directory / "secrets.env"
+            print(
+                f"the YAML reads its password from ${{{next(iter(topology.environment()))}}}:"
+                f" run `. {env_file}` first (the file is readable by you only)",
+                file=sys.stderr,
+                flush=True,
+            )
         if args.detach:
             print(
                 f"detached: stop it with `redisson-py topology down {topology.kind}`; "

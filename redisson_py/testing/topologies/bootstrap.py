@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,7 @@ from redisson_py.testing.topologies.node import Node, PortConflictError
 from redisson_py.testing.topologies.paths import topologies_root
 from redisson_py.testing.topologies.ports import allocate_ports, release_ports, reserve_ports
 from redisson_py.testing.topologies.readiness import check_replication
+from redisson_py.testing.topologies.security import make_secrets
 from redisson_py.testing.topologies.spec import TopologySpec, load_spec
 from redisson_py.testing.topologies.state import current_owner
 from redisson_py.testing.topologies.topology import DEFAULT_TIMEOUT, Topology
@@ -103,6 +105,7 @@ def start_topology(
     try:
         _plan_nodes(topology)
         _assign_ports(topology, base_port)
+        _arm(topology)
         topology.save_state()
         _launch_all(topology, deadline)
         topology.wait_ready(_left(deadline))
@@ -185,17 +188,46 @@ def _launch_all(topology: Topology, deadline: float) -> None:
         )
 
 
+def _arm(topology: Topology) -> None:
+    """Make the start's secrets (spec ``security``) and give every node its client
+    options; nothing to do for an open topology."""
+    if not topology.spec.security.enabled:
+        return
+    secrets = make_secrets(topology.spec.security, topology.directory)
+    topology.secrets = secrets
+    options = secrets.client_options()
+    tls_only = {k: v for k, v in options.items() if k.startswith("ssl")}
+    for node in topology.nodes:
+        node.tls = secrets.security.tls
+        # Sentinels ask for no password: only the data nodes are protected.
+        node.client_options = tls_only if node.kind == "sentinel" else options
+    if secrets.environment():
+        env_file = topology.directory / "secrets.env"
+        env_file.touch(mode=0o600)
+        env_file.write_text(
+            "".join(f"export {k}={shlex.quote(v)}\n" for k, v in secrets.environment().items())
+        )
+
+
 def _redis_conf_renderer(
     topology: Topology, master_of: Mapping[str, Node]
 ) -> Callable[[Node], str]:
     def render(node: Node) -> str:
         master = master_of.get(node.name)
-        return render_redis_conf(
+        text = render_redis_conf(
             topology.spec,
             port=node.port,
             directory=node.directory,
             replica_of=master.port if master is not None else None,
         )
+        if topology.secrets is None:
+            return text
+        lines = topology.secrets.redis_directives(
+            port=node.port,
+            cluster=topology.layout == "cluster",
+            files=topology.secrets.copy_tls_to(node.directory),
+        )
+        return text + "".join(f"{line}\n" for line in lines)
 
     return render
 
@@ -211,9 +243,21 @@ def _sentinel_conf_renderer(topology: Topology, ids: Mapping[str, str]) -> Calla
             master_port=masters[0].port,
             replica_ports=[n.port for n in topology.data_nodes if n is not masters[0]],
             peers=[(s.port, ids[s.name]) for s in topology.sentinels if s is not node],
-        )
+        ) + _sentinel_security(topology, node)
 
     return render
+
+
+def _sentinel_security(topology: Topology, node: Node) -> str:
+    if topology.secrets is None:
+        return ""
+    assert topology.master_name is not None
+    lines = topology.secrets.sentinel_directives(
+        port=node.port,
+        master_name=topology.master_name,
+        files=topology.secrets.copy_tls_to(node.directory),
+    )
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _launch_group(

@@ -70,6 +70,10 @@ class Node:
         self._runtime: NodeRuntime | None = None
         self._guard = guard
         self._admin: redis.Redis | None = None
+        self.tls = False
+        """The node speaks TLS only (its port is a ``tls-port``)."""
+        self.client_options: dict[str, Any] = {}
+        """Credentials and TLS settings every harness client of this node uses."""
         # What the harness last did to the node: "running", "paused", "killed", "stopped".
         # Readiness checks use it to know which nodes should answer.
         self.state = "new"
@@ -81,8 +85,9 @@ class Node:
 
     @property
     def address(self) -> str:
-        """``redis://127.0.0.1:PORT``, as Redisson configs write node addresses."""
-        return f"redis://{self.host}:{self.port}"
+        """``redis://127.0.0.1:PORT`` (``rediss://`` over TLS), as Redisson configs write
+        node addresses."""
+        return f"{'rediss' if self.tls else 'redis'}://{self.host}:{self.port}"
 
     @property
     def bus_port(self) -> int:
@@ -122,6 +127,7 @@ class Node:
             "socket_timeout": 2.0,
             "socket_connect_timeout": 2.0,
             "retry": Retry(NoBackoff(), 0),
+            **self.client_options,
         }
         options.update(kwargs)
         return redis.Redis(**options)

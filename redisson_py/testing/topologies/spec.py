@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from redisson_py.errors import TopologyError
+from redisson_py.testing.topologies.security import Security
 
 __all__ = [
     "LAYOUTS",
@@ -85,6 +86,7 @@ _TOP_LEVEL_FIELDS = (
     "cluster",
     "redis_conf",
     "sentinel_conf",
+    "security",
 )
 # Fields that may be changed when a topology is started (see ``load_spec``).
 OVERRIDABLE_FIELDS = (
@@ -95,6 +97,7 @@ OVERRIDABLE_FIELDS = (
     "cluster",
     "redis_conf",
     "sentinel_conf",
+    "security",
 )
 _SENTINEL_FIELDS = (
     "master_name",
@@ -156,6 +159,8 @@ class TopologySpec:
     cluster: ClusterSettings | None = None
     redis_conf: Mapping[str, str] = field(default_factory=dict)
     sentinel_conf: Mapping[str, str] = field(default_factory=dict)
+    security: Security = field(default_factory=Security)
+    """Password, ACL user, TLS (see :mod:`redisson_py.testing.topologies.security`)."""
     source: str = "<memory>"
 
     @property
@@ -325,6 +330,8 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<memory>") -> Topology
     if sentinel_conf and layout != "sentinel":
         problems.append(f"field 'sentinel_conf' {where} is only allowed with layout 'sentinel'.")
 
+    security = _security(data, where, problems)
+
     if layout is not None and masters is not None and counts_known:
         _check_layout(
             layout,
@@ -349,11 +356,43 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<memory>") -> Topology
         cluster=cluster_settings,
         redis_conf=redis_conf,
         sentinel_conf=sentinel_conf,
+        security=security,
         source=source,
     )
 
 
 # -- helpers -----------------------------------------------------------------------------
+
+
+_SECURITY_FIELDS = ("auth", "acl", "tls")
+
+
+def _security(data: Mapping[str, Any], where: str, problems: list[str]) -> Security:
+    raw = data.get("security")
+    if raw is None:
+        return Security()
+    if not isinstance(raw, Mapping):
+        problems.append(f"field 'security' {where} must be a mapping of {_SECURITY_FIELDS}.")
+        return Security()
+    values: dict[str, bool] = {}
+    for key, value in raw.items():
+        if key not in _SECURITY_FIELDS:
+            problems.append(
+                f"unknown field 'security.{key}' {where}"
+                f"{_did_you_mean(str(key), _SECURITY_FIELDS)};"
+                f" known: {', '.join(_SECURITY_FIELDS)}."
+            )
+        elif not isinstance(value, bool):
+            problems.append(f"field 'security.{key}' {where} must be true or false.")
+        else:
+            values[key] = value
+    security = Security(**values)
+    if security.auth and security.acl:
+        problems.append(
+            f"fields 'security.auth' and 'security.acl' {where} exclude each other: one is"
+            " requirepass for the default user, the other switches the default user off."
+        )
+    return security
 
 
 def _resolve(name_or_path: str | os.PathLike[str], directory: Path | None) -> Path:

@@ -38,6 +38,7 @@ from redisson_py.testing.topologies.replies import (
     parse_cluster_nodes,
     parse_cluster_slots,
 )
+from redisson_py.testing.topologies.security import Secrets
 from redisson_py.testing.topologies.spec import TopologySpec
 from redisson_py.testing.topologies.state import remove_state_dir, write_state
 from redisson_py.testing.topologies.waiting import HarnessTimeout, NotYet, wait_until
@@ -85,6 +86,8 @@ class Topology:
         self._shared_reason: str | None = None
         self._stopped = False
         self._slot_map: list[SlotRange] = []
+        self.secrets: Secrets | None = None
+        """The start's password and TLS files, for a spec with ``security`` (else None)."""
 
     def __repr__(self) -> str:
         return f"<Topology {self.kind} {self.backend} {self.id} nodes={len(self.nodes)}>"
@@ -482,6 +485,20 @@ class Topology:
         which gets one ``singleServerConfig`` per master: a RedLock is built from one
         client per independent master.
         """
+        configs = self._open_configs()
+        if self.secrets is not None:
+            fields = self.secrets.redisson_fields()
+            for config in configs:
+                for section in config.values():
+                    section.update(fields)
+        return configs
+
+    def environment(self) -> dict[str, str]:
+        """What to export for :meth:`redisson_yaml`'s ``${VAR}`` references: the
+        password of a topology with ``auth`` or ``acl`` (empty otherwise)."""
+        return {} if self.secrets is None else self.secrets.environment()
+
+    def _open_configs(self) -> list[dict[str, Any]]:
         if self.layout == "standalone":
             return [rc.single_config(n.address) for n in self.data_nodes]
         if self.layout == "replication":
