@@ -36,6 +36,7 @@ from redisson_py.errors import (
     UsageError,
 )
 from redisson_py.sync.client import Redisson
+from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.lock import Lock, current_owner_id
 from redisson_py.sync.multilock import MultiLock, RedLock
 
@@ -51,6 +52,7 @@ __all__ = [
     "ConfigError",
     "ConfigFileError",
     "ConnectError",
+    "FencedLock",
     "InvalidLockNameError",
     "Lock",
     "LockLost",

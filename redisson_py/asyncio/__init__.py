@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from redisson_py.asyncio.client import Redisson
+from redisson_py.asyncio.fenced_lock import FencedLock
 from redisson_py.asyncio.lock import Lock, current_owner_id
 from redisson_py.asyncio.multilock import MultiLock, RedLock
 from redisson_py.config import Config
@@ -37,6 +38,7 @@ __all__ = [
     "ConfigError",
     "ConfigFileError",
     "ConnectError",
+    "FencedLock",
     "InvalidLockNameError",
     "Lock",
     "LockLost",

@@ -10,6 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 import redis.asyncio as aioredis
 
 from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio.fenced_lock import FencedLock
 from redisson_py.asyncio.lock import Lock
 from redisson_py.asyncio.manager import ConnectionManager
 from redisson_py.asyncio.watchdog import Watchdog
@@ -97,6 +98,13 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     # --- lock kinds: fair, non-reentrant, spin ---
 
     # --- lock kinds: fenced ---
+
+    def get_fenced_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FencedLock:
+        """The fenced lock ``name`` (Redisson's ``getFencedLock``): a reentrant lock whose
+        acquires return a token that grows with every new holder; raises
+        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        self._check_open()
+        return FencedLock(self, name, on_lock_lost=on_lock_lost)
 
     # --- lock kinds: read-write ---
 

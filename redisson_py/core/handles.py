@@ -23,7 +23,7 @@ from redisson_py.core.group_holds import GroupState
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef, guarded
 from redisson_py.core.manager_base import ManagerBase
-from redisson_py.core.naming import channel_name, owner_field
+from redisson_py.core.naming import channel_name, owner_field, prefixed_name
 from redisson_py.core.options import lock_settings
 from redisson_py.errors import (
     ArgumentError,
@@ -93,6 +93,9 @@ def owner_of(name: str, owner_id: object) -> int:
 class LockHandle:
     """Base of :class:`redisson_py.Lock` and :class:`redisson_py.asyncio.Lock`."""
 
+    token_prefix = ""
+    """A fenced lock's token counter prefix (``redisson_lock_token``); "" for others."""
+
     def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
         if not isinstance(name, str) or not name:
             raise InvalidLockNameError(f"a lock name must be a non-empty string, not {name!r}")
@@ -105,7 +108,11 @@ class LockHandle:
             ) from None
         self._client = client
         self.name = name
-        self._channel = channel_name(name, by_slot=client._manager.routes_by_slot)
+        by_slot = client._manager.routes_by_slot
+        self._channel = channel_name(name, by_slot=by_slot)
+        self._token_key = (
+            prefixed_name(self.token_prefix, name, by_slot=by_slot) if self.token_prefix else ""
+        )
         self.on_lock_lost = on_lock_lost
         """Called once when a hold of this lock is found lost (overrides the client's)."""
         self.owner_id: int | str | None = None
@@ -143,6 +150,7 @@ class LockHandle:
             self.on_lock_lost,
             group_on_lost,
             self._channel,
+            self._token_key,
         )
 
     def _flow(

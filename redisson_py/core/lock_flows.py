@@ -34,6 +34,7 @@ from redisson_py.core.effects import (
     WaitSignal,
 )
 from redisson_py.core.holds import Hold, gone_text, report_lost
+from redisson_py.core.scripts import fenced
 from redisson_py.errors import (
     ArgumentError,
     ClientClosedError,
@@ -78,6 +79,10 @@ class LockRef:
     group_on_lost: Callable[[Hold, str], None] | None = None
     channel: str = ""
     """The unlock channel; derived from the name when not given."""
+    token_key: str = ""
+    """A fenced lock's token counter (its acquires then return tokens); "" otherwise."""
+    on_grant: Callable[[AcquireReply], None] | None = None
+    """Told each grant this call gets (a fenced lock's token comes with it)."""
 
     def __post_init__(self) -> None:
         if not self.channel:
@@ -101,13 +106,17 @@ class AcquireReply:
     acquired: bool
     hold_count: int = 0
     ttl: float | None = None
+    token: int | None = None
+    """A fenced lock's token (None for other locks)."""
 
 
 def decode_acquire(reply: Any) -> AcquireReply:
-    """Decode the ACQUIRE script's ``{flag, value}`` reply."""
+    """Decode the ACQUIRE script's ``{flag, value}`` reply (``{1, count, token}`` from a
+    fenced lock's)."""
     flag, value = int(reply[0]), int(reply[1])
     if flag == 1:
-        return AcquireReply(acquired=True, hold_count=value)
+        token = int(reply[2]) if len(reply) > 2 and reply[2] is not None else None
+        return AcquireReply(acquired=True, hold_count=value, token=token)
     return AcquireReply(acquired=False, ttl=None if value < 0 else value / 1000)
 
 
@@ -194,11 +203,10 @@ class AcquireRequest:
 
     def command(self) -> ScriptCommand:
         ref = self.ref
-        return ScriptCommand(
-            scripts.ACQUIRE,
-            (ref.name,),
-            (self.lease_ms, ref.owner, acquire_latch_field(ref.owner), self.request_id),
-        )
+        arguments = (self.lease_ms, ref.owner, acquire_latch_field(ref.owner), self.request_id)
+        if ref.token_key:
+            return ScriptCommand(fenced.ACQUIRE_FENCED, (ref.name, ref.token_key), arguments)
+        return ScriptCommand(scripts.ACQUIRE, (ref.name,), arguments)
 
     def undo_command(self) -> ScriptCommand:
         """Take back this request's hold, if it was applied (see UNDO_ACQUIRE)."""
@@ -340,6 +348,8 @@ def _acquire_once(
         now=ref.state.clock(),
         on_lost=ref.report,
     )
+    if ref.on_grant is not None:
+        ref.on_grant(reply)
     return reply
 
 
@@ -573,30 +583,31 @@ def force_unlock(ref: LockRef) -> Flow:
     return int(result.replies[0]) == 1
 
 
-def _read(ref: LockRef, *command: str) -> Generator[Effect, Any, Any]:
+def read(ref: LockRef, *command: str) -> Generator[Effect, Any, Any]:
+    """Run one read-only command on the lock's master (with retries); its reply."""
     result = yield from call_with_retry(ref, lambda attempt: (command,))
     return result.replies[0]
 
 
 def is_locked(ref: LockRef) -> Flow:
     """True when any owner holds the lock."""
-    return int((yield from _read(ref, "EXISTS", ref.name))) == 1
+    return int((yield from read(ref, "EXISTS", ref.name))) == 1
 
 
 def is_held(ref: LockRef) -> Flow:
     """True when this owner holds the lock."""
-    return int((yield from _read(ref, "HEXISTS", ref.name, ref.owner))) == 1
+    return int((yield from read(ref, "HEXISTS", ref.name, ref.owner))) == 1
 
 
 def hold_count(ref: LockRef) -> Flow:
     """This owner's hold count (0 when it holds none)."""
-    value = yield from _read(ref, "HGET", ref.name, ref.owner)
+    value = yield from read(ref, "HGET", ref.name, ref.owner)
     return 0 if value is None else int(value)
 
 
 def remain_time_to_live(ref: LockRef) -> Flow:
     """Seconds until the lock expires; None when it is not locked, inf without expiry."""
-    pttl = int((yield from _read(ref, "PTTL", ref.name)))
+    pttl = int((yield from read(ref, "PTTL", ref.name)))
     if pttl == -2:
         return None
     if pttl == -1:

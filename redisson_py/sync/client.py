@@ -15,6 +15,7 @@ from redisson_py.config.model import Config
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.holds import LostCallback
 from redisson_py.sync import _primitives as primitives
+from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.lock import Lock
 from redisson_py.sync.manager import ConnectionManager
 from redisson_py.sync.watchdog import Watchdog
@@ -99,6 +100,13 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     # --- lock kinds: fair, non-reentrant, spin ---
 
     # --- lock kinds: fenced ---
+
+    def get_fenced_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FencedLock:
+        """The fenced lock ``name`` (Redisson's ``getFencedLock``): a reentrant lock whose
+        acquires return a token that grows with every new holder; raises
+        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        self._check_open()
+        return FencedLock(self, name, on_lock_lost=on_lock_lost)
 
     # --- lock kinds: read-write ---
 

@@ -156,3 +156,23 @@ def redis_version_of(path: Path) -> str:
             "point REDISSON_PY_REDIS_SERVER at a redis-server binary."
         )
     return match.group(1)
+
+
+@functools.lru_cache(maxsize=16)
+def supports_tls(path: Path) -> bool:
+    """Whether the redis-server (or valkey-server) at ``path`` was built with TLS.
+
+    Asked of the binary itself: a build without TLS refuses ``tls-port`` as a bad
+    directive; one with TLS gets past it and stops at the missing certificate. Both
+    exit at once, listening on nothing (``port 0``)."""
+    try:
+        probe = subprocess.run(
+            [str(path), "--port", "0", "--tls-port", "1", "--tls-cert-file", "/nonexistent"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Bad directive" not in probe.stdout + probe.stderr

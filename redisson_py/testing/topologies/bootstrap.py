@@ -31,6 +31,7 @@ from typing import Any
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends import create_backend
 from redisson_py.testing.backends.base import LaunchPlan
+from redisson_py.testing.backends.binaries import supports_tls
 from redisson_py.testing.topologies import cleanup
 from redisson_py.testing.topologies.cluster_setup import form_cluster
 from redisson_py.testing.topologies.conf import render_redis_conf, render_sentinel_conf
@@ -193,6 +194,13 @@ def _arm(topology: Topology) -> None:
     options; nothing to do for an open topology."""
     if not topology.spec.security.enabled:
         return
+    binary = getattr(topology.backend_impl, "binary", None)
+    if topology.spec.security.tls and binary is not None and not supports_tls(binary.path):
+        raise TopologyError(
+            f"security tls: {binary.path} (redis-server {binary.version}) is not built with"
+            " TLS; install Debian's redis-server, point REDISSON_PY_REDIS_SERVER at a TLS"
+            " build, or use the container backend"
+        )
     secrets = make_secrets(topology.spec.security, topology.directory)
     topology.secrets = secrets
     options = secrets.client_options()

@@ -1,0 +1,26 @@
+"""Fixtures for the lock family's tests: each test runs for the sync and the asyncio API
+(``flavor``) on the single and the cluster topology (``family_topology``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from redisson_py.testing import Topology
+from redisson_py.testing.owners import Flavor
+
+
+@pytest.fixture(params=["single", "cluster"])
+def family_topology(request: pytest.FixtureRequest) -> Topology:
+    topology: Topology = request.getfixturevalue(f"{request.param}_topology")
+    return topology
+
+
+@pytest.fixture
+def make_client(
+    flavor: Flavor, family_topology: Topology, topology_config: Any
+) -> Callable[..., Any]:
+    """``make_client(**settings)``: a client of the flavor on the topology."""
+    return lambda **settings: flavor.create_client(topology_config(family_topology, **settings))

@@ -1,0 +1,49 @@
+"""The fenced lock's script (Redisson's ``RFencedLock``): the reentrant lock's acquire,
+plus the lock's token counter ``redisson_lock_token:{name}`` (a plain integer key in the
+lock's slot, never expiring), incremented on every first acquire, so each new holder's
+token is larger than every earlier holder's.
+
+Redisson returns the token from the acquiring script too; a reentrant acquire returns
+the current token without incrementing it.
+"""
+
+from __future__ import annotations
+
+from redisson_py.core.scripts import Script
+
+TOKEN_PREFIX = "redisson_lock_token"
+
+ACQUIRE_FENCED = Script(
+    "acquire_fenced",
+    # KEYS[1] lock, KEYS[2] token counter
+    # ARGV as ACQUIRE's: lease (ms), owner field, acquire-latch field, request id.
+    # Reply: {1, hold count, token} when held (a repeated attempt of the same request
+    # returns the token it got), {0, pttl} when another owner holds it, {2, 0} as
+    # ACQUIRE's (stale request).
+    """
+local last = redis.call('hget', KEYS[1], ARGV[3])
+if last == ARGV[4] then
+    local held = redis.call('hget', KEYS[1], ARGV[2])
+    if held ~= false then
+        return {1, tonumber(held), tonumber(redis.call('get', KEYS[2]))}
+    end
+    return {2, 0}
+end
+if last == 'undone:' .. ARGV[4] then
+    return {2, 0}
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
+    return {0, redis.call('pttl', KEYS[1])}
+end
+local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
+redis.call('pexpire', KEYS[1], ARGV[1])
+local token
+if count == 1 then
+    token = redis.call('incr', KEYS[2])
+else
+    token = tonumber(redis.call('get', KEYS[2]))
+end
+return {1, count, token}
+""",
+)

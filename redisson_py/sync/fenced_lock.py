@@ -1,0 +1,54 @@
+# GENERATED from redisson_py/asyncio/fenced_lock.py by scripts/generate_sync.py: do not edit.
+# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
+"""The fenced lock (Redisson's ``RFencedLock``): a reentrant lock whose every new holder
+gets a token larger than all earlier holders' tokens."""
+
+from __future__ import annotations
+
+from redisson_py.core import fenced_flows
+from redisson_py.core.handles import check_lease, check_wait
+from redisson_py.core.scripts.fenced import TOKEN_PREFIX
+from redisson_py.sync.driver import run
+from redisson_py.sync.lock import Lock
+
+
+class FencedLock(Lock):
+    """A reentrant lock with a fencing token: the counter ``redisson_lock_token:{name}``,
+    incremented by every first acquire (a reentrant one keeps the token), as Redisson's.
+
+    Pass the token to the resource the lock protects, and have the resource refuse a
+    write whose token is smaller than one it has seen: a holder that was paused past its
+    lease and then writes is refused, which no lock alone can promise. Everything of
+    :class:`Lock` applies (watchdog, leases, waiting, replica sync).
+    """
+
+    token_prefix = TOKEN_PREFIX
+
+    def lock_and_get_token(self, lease_time: float | None = None) -> int:
+        """Block until this thread holds the lock; its token.
+
+        Unlike Redisson's ``lockAndGetToken(leaseTime, unit)``, which ignores the
+        lease, ``lease_time`` is honoured as by :meth:`lock`.
+        """
+        lease = check_lease(self.name, lease_time)
+        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, None, lease)
+        token: int | None = run(flow)
+        assert token is not None  # a wait without deadline returns only when held
+        self._started(lease)
+        return token
+
+    def try_lock_and_get_token(
+        self, wait_time: float = 0.0, lease_time: float | None = None
+    ) -> int | None:
+        """Take the lock within ``wait_time`` seconds; its token, or None if not taken."""
+        wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
+        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, wait, lease)
+        token: int | None = run(flow)
+        if token is not None:
+            self._started(lease)
+        return token
+
+    def get_token(self) -> int | None:
+        """The lock's current token (the last holder's), None before any acquire."""
+        token: int | None = run(self._flow(self._owner(), fenced_flows.get_token))
+        return token
