@@ -16,6 +16,7 @@ breaks real Redis topologies in :mod:`redisson_py.testing`.
 from __future__ import annotations
 
 from redisson_py.config import Config
+from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
@@ -28,6 +29,7 @@ from redisson_py.errors import (
     ConnectError,
     InvalidLockNameError,
     LockNotOwnedError,
+    LockReentryError,
     LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
@@ -38,7 +40,9 @@ from redisson_py.errors import (
 from redisson_py.sync.client import Redisson
 from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.lock import Lock, current_owner_id
+from redisson_py.sync.lock_kinds import FairLock, NonReentrantFairLock, NonReentrantLock, SpinLock
 from redisson_py.sync.multilock import MultiLock, RedLock
+from redisson_py.sync.read_write_lock import ReadLock, ReadWriteLock, WriteLock
 
 __version__ = "0.1.0"
 
@@ -52,20 +56,30 @@ __all__ = [
     "ConfigError",
     "ConfigFileError",
     "ConnectError",
+    "ConstantBackOff",
+    "ExponentialBackOff",
+    "FairLock",
     "FencedLock",
     "InvalidLockNameError",
     "Lock",
     "LockLost",
     "LockNotOwnedError",
+    "LockReentryError",
     "LockTimeoutError",
     "LockUnavailableError",
     "MultiLock",
     "NoSyncedReplicasError",
+    "NonReentrantFairLock",
+    "NonReentrantLock",
+    "ReadLock",
+    "ReadWriteLock",
     "RedLock",
     "Redisson",
     "RedissonError",
+    "SpinLock",
     "TopologyError",
     "UsageError",
+    "WriteLock",
     "__version__",
     "current_owner_id",
 ]

@@ -120,6 +120,16 @@ class LockNotOwnedError(RedissonError, RuntimeError):
     """
 
 
+class LockReentryError(RedissonError, RuntimeError):
+    """The owner asked again for a non-reentrant lock it already holds (Redisson's
+    non-reentrant locks raise ``IllegalMonitorStateException`` then). Raised at once,
+    without waiting; the owner's hold is unchanged. ``lock_name`` names the lock."""
+
+    def __init__(self, message: str, *, lock_name: str):
+        super().__init__(message)
+        self.lock_name = lock_name
+
+
 class LockTimeoutError(RedissonError, TimeoutError):
     """A call that must run under a lock could not have it within its wait time
     (raised by ``client.synchronized(name, wait_time=...)``); ``lock_name`` and

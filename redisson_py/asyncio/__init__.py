@@ -5,8 +5,16 @@ from __future__ import annotations
 from redisson_py.asyncio.client import Redisson
 from redisson_py.asyncio.fenced_lock import FencedLock
 from redisson_py.asyncio.lock import Lock, current_owner_id
+from redisson_py.asyncio.lock_kinds import (
+    FairLock,
+    NonReentrantFairLock,
+    NonReentrantLock,
+    SpinLock,
+)
 from redisson_py.asyncio.multilock import MultiLock, RedLock
+from redisson_py.asyncio.read_write_lock import ReadLock, ReadWriteLock, WriteLock
 from redisson_py.config import Config
+from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
@@ -19,6 +27,7 @@ from redisson_py.errors import (
     ConnectError,
     InvalidLockNameError,
     LockNotOwnedError,
+    LockReentryError,
     LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
@@ -38,18 +47,28 @@ __all__ = [
     "ConfigError",
     "ConfigFileError",
     "ConnectError",
+    "ConstantBackOff",
+    "ExponentialBackOff",
+    "FairLock",
     "FencedLock",
     "InvalidLockNameError",
     "Lock",
     "LockLost",
     "LockNotOwnedError",
+    "LockReentryError",
     "LockTimeoutError",
     "LockUnavailableError",
     "MultiLock",
     "NoSyncedReplicasError",
+    "NonReentrantFairLock",
+    "NonReentrantLock",
+    "ReadLock",
+    "ReadWriteLock",
     "RedLock",
     "Redisson",
     "RedissonError",
+    "SpinLock",
     "UsageError",
+    "WriteLock",
     "current_owner_id",
 ]

@@ -56,7 +56,7 @@ async def perform(effect: Effect) -> Any:
             await primitives.sleep(effect.seconds)
             return None
         case Subscribe():
-            return await effect.target.subscribe(effect.channel, effect.timeout)
+            return await effect.target.subscribe(effect.channel, effect.timeout, effect.rule)
         case Unsubscribe():
             await effect.subscription.close()
             return None

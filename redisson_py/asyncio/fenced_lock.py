@@ -7,7 +7,7 @@ from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import Lock
 from redisson_py.core import fenced_flows
 from redisson_py.core.handles import check_lease, check_wait
-from redisson_py.core.scripts.fenced import TOKEN_PREFIX
+from redisson_py.core.lock_kinds import FENCED
 
 
 class FencedLock(Lock):
@@ -20,7 +20,7 @@ class FencedLock(Lock):
     :class:`Lock` applies (watchdog, leases, waiting, replica sync).
     """
 
-    token_prefix = TOKEN_PREFIX
+    kind = FENCED
 
     async def lock_and_get_token(self, lease_time: float | None = None) -> int:
         """Wait until this task holds the lock; its token.

@@ -45,6 +45,7 @@ from redisson_py.core.manager_base import (
 )
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
+from redisson_py.core.subscriptions import WakeRule
 from redisson_py.core.topology import parse_switch_master
 from redisson_py.core.wire import Planned, pack, settle
 
@@ -216,10 +217,12 @@ class ConnectionManager(ManagerBase):
         await batch.send()
         return batch
 
-    async def subscribe(self, channel: str, timeout: float) -> Subscription:
+    async def subscribe(
+        self, channel: str, timeout: float, rule: WakeRule = "lock"
+    ) -> Subscription:
         if self._pid != os.getpid():
             self._check_fork()
-        return await self.pubsub.subscribe(channel, timeout)
+        return await self.pubsub.subscribe(channel, timeout, rule)
 
     # --- topology refresh ------------------------------------------------------------
 

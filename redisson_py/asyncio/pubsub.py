@@ -22,7 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
-from redisson_py.core.subscriptions import ChannelSub, SubscriptionTable
+from redisson_py.core.subscriptions import ALL, ChannelSub, SubscriptionTable, WakeRule, wake_count
 
 if TYPE_CHECKING:
     from redisson_py.asyncio.manager import ConnectionManager
@@ -99,7 +99,7 @@ class _Listener:
             kind = _text(message.get("type"))
             channel = _text(message.get("channel"))
             if kind in ("message", "smessage"):
-                self.service._deliver(channel)
+                self.service._deliver(channel, message.get("data"))
             elif kind in ("subscribe", "ssubscribe"):
                 event = self.confirmations.pop(channel, None)
                 if event is not None:
@@ -196,11 +196,15 @@ class PubSubService:
         sub.address = address
         return confirmed
 
-    async def subscribe(self, channel: str, timeout: float) -> Subscription:
+    async def subscribe(
+        self, channel: str, timeout: float, rule: WakeRule = "lock"
+    ) -> Subscription:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
-        the node's confirmation, so a message published after this returns is seen."""
+        the node's confirmation, so a message published after this returns is seen.
+        ``rule`` says how many waiters a message wakes (see
+        :func:`~redisson_py.core.subscriptions.wake_count`)."""
         with self._lock:
-            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock))
+            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
             confirmed = None
             try:
                 if created:
@@ -261,11 +265,15 @@ class PubSubService:
             for sub in self._table.expired(time.monotonic()):
                 await self._unsubscribe_locked(sub)
 
-    def _deliver(self, channel: str) -> None:
+    def _deliver(self, channel: str, data: Any) -> None:
         with self._lock:
             sub = self._table.get(channel)
-            if sub is not None:
-                sub.signal_one()
+            if sub is None:
+                return
+            count = sub.signal(wake_count(sub.rule, data))
+            if count == ALL:
+                sub.waker.notify_all()
+            for _ in range(min(count, sub.waiters)):
                 sub.waker.notify()
 
     @staticmethod

@@ -47,7 +47,7 @@ from typing import Any
 from redisson_py.cli.common import add_common_options, emit_json, load_config, text
 from redisson_py.config import redact_address
 from redisson_py.core.holds import LockLost
-from redisson_py.core.lock_flows import ACQUIRE_LATCH_PREFIX
+from redisson_py.core.lock_kinds import ACQUIRE_LATCH_PREFIX
 from redisson_py.core.naming import channel_name
 from redisson_py.errors import RedissonError
 from redisson_py.sync.client import Redisson

@@ -77,7 +77,7 @@ _TOP_IGNORED = frozenset(
         "minCleanUpDelay", "maxCleanUpDelay", "cleanUpKeysAmount", "connectionListener",
         "useThreadClassLoader", "addressResolverGroupFactory", "lazyInitialization",
         "valkeyCapabilities", "nameMapper", "commandMapper", "credentialsResolver",
-        "reliableTopicWatchdogTimeout", "fairLockWaitTimeout",
+        "reliableTopicWatchdogTimeout",
         "sslProvider", "sslKeystoreType", "sslTruststorePassword", "sslProtocols", "sslCiphers",
         "sslTrustManagerFactory", "sslKeyManagerFactory",
     }
@@ -119,6 +119,10 @@ class Config(Settings):
     third of it). 0.1 s (YAML 100 ms) to 1 day."""
     lock_watchdog_batch_size: int = setting(Int(1, 10_000), 100)
     """Locks renewed per watchdog round trip."""
+    fair_lock_wait_timeout: float = setting(Millis(positive=True), 300.0)
+    """Seconds a fair lock's waiter that stopped retrying (a dead client) keeps its place
+    in the queue, blocking the waiters behind it; a ``try_lock`` with a wait time uses
+    its wait time instead. 5 minutes, as Redisson."""
     check_lock_synced_slaves: bool = setting(Bool(), True)
     """After an acquire, check (``WAIT``) that the master's replicas received it."""
     slaves_sync_timeout: float = setting(Millis(positive=True), 1.0)

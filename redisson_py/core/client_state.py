@@ -36,6 +36,8 @@ class LockSettings:
     subscription_timeout: float = 7.5
     command_timeout: float = 3.0
     renew_batch_size: int = 100
+    fair_lock_wait_timeout: float = 300.0
+    """How long a fair lock's waiter that stopped retrying keeps its place (seconds)."""
     latch_ttl: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -64,10 +66,14 @@ class ClientState:
         on_lock_lost: LostCallback | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ):
         self.settings = settings
         self.clock = clock
         """Monotonic seconds: the only clock the flows read (a test passes its own)."""
+        self.wall_clock = wall_clock
+        """Seconds since the epoch, for data other clients compare against their own
+        clocks (a fair lock's waiter timeouts, as Redisson's)."""
         self.on_lock_lost = on_lock_lost
         self.holds = HoldTable()
         self.client_id = str(uuid.uuid4())

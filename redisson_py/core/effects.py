@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from redisson_py.core.scripts import Script
+from redisson_py.core.subscriptions import WakeRule
 
 Arg = str | int | float | bytes
 
@@ -71,8 +72,9 @@ class Target(Protocol):
     def start(self, effects: Sequence[Call | Direct]) -> Any:
         """Send ``effects`` now; the batch returned reads them in ``finish()``."""
 
-    def subscribe(self, channel: str, timeout: float) -> Any:
-        """Join the subscription to ``channel``: a subscription with ``wait``/``close``."""
+    def subscribe(self, channel: str, timeout: float, rule: WakeRule) -> Any:
+        """Join the subscription to ``channel``: a subscription with ``wait``/``close``;
+        ``rule`` says how many waiters a message wakes."""
 
 
 Command = ScriptCommand | tuple[Arg, ...]
@@ -121,11 +123,14 @@ class Gather:
 
 @dataclass(frozen=True, slots=True)
 class Subscribe:
-    """Join the shared subscription to ``channel`` on the node that serves it."""
+    """Join the shared subscription to ``channel`` on the node that serves it.
+    ``rule`` says how many of the channel's waiters one message wakes (see
+    :func:`redisson_py.core.subscriptions.wake_count`)."""
 
     target: Target
     channel: str
     timeout: float
+    rule: WakeRule = "lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +144,11 @@ class Unsubscribe:
 class WaitSignal:
     """Sleep until a signal on ``subscription`` wakes this waiter, or ``timeout``.
 
-    A message on the channel wakes one waiter of the subscription (it retries the lock;
-    waking all would only make the others lose the race); a signal that comes while
-    every waiter is busy retrying is kept for the next one to wait, so none is missed.
-    A resubscription after a failover or a reconnect wakes every waiter.
+    A message on the channel wakes as many waiters of the subscription as its wake rule
+    says (a lock's unlock: one, which retries the lock; waking all would only make the
+    others lose the race); a signal that comes while every waiter is busy retrying is
+    kept for the next one to wait, so none is missed. A resubscription after a failover
+    or a reconnect wakes every waiter.
     """
 
     subscription: Any

@@ -1,8 +1,9 @@
 """The fenced lock's own flows: an acquire that returns its token, and reading the token.
 
 The acquire is the reentrant lock's (:func:`redisson_py.core.lock_flows.try_lock`: the
-same waiting, deadlines, replica sync and undo); the lock's ``token_key`` makes it run
-the fenced script, whose grant carries the token.
+same waiting, deadlines, replica sync and undo); the lock's kind
+(:data:`~redisson_py.core.lock_kinds.FENCED`) makes it run the fenced script, whose grant
+carries the token.
 """
 
 from __future__ import annotations
@@ -31,5 +32,5 @@ def try_lock_and_get_token(
 
 def get_token(ref: LockRef) -> Generator[Effect, Any, int | None]:
     """The lock's current token: the last holder's (None before any acquire)."""
-    value = yield from lock_flows.read(ref, "GET", ref.token_key)
+    value = yield from lock_flows.read(ref, "GET", ref.aux[0])
     return None if value is None else int(value)

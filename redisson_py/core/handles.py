@@ -22,8 +22,9 @@ from redisson_py.core.events import LockEvent
 from redisson_py.core.group_holds import GroupState
 from redisson_py.core.holds import LostCallback
 from redisson_py.core.lock_flows import LockRef, guarded
+from redisson_py.core.lock_kinds import REENTRANT, LockKind
 from redisson_py.core.manager_base import ManagerBase
-from redisson_py.core.naming import channel_name, owner_field, prefixed_name
+from redisson_py.core.naming import owner_field, prefixed_name
 from redisson_py.core.options import lock_settings
 from redisson_py.errors import (
     ArgumentError,
@@ -81,6 +82,21 @@ def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
     return check_wait(name, timeout)
 
 
+def check_name(name: object, what: str = "lock") -> str:
+    """``name`` checked as the name of a lock (or other object: ``what``): a non-empty
+    string of encodable text; else :class:`~redisson_py.InvalidLockNameError`."""
+    if not isinstance(name, str) or not name:
+        raise InvalidLockNameError(f"a {what} name must be a non-empty string, not {name!r}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no Redis key can hold it
+        raise InvalidLockNameError(
+            f"{what} name {name!r} is not valid text: character {exc.start} is a lone "
+            "surrogate, which has no UTF-8 form"
+        ) from None
+    return name
+
+
 def owner_of(name: str, owner_id: object) -> int:
     """``owner_id`` checked as an owner id (an int from ``current_owner_id()``)."""
     if isinstance(owner_id, bool) or not isinstance(owner_id, int):
@@ -91,28 +107,19 @@ def owner_of(name: str, owner_id: object) -> int:
 
 
 class LockHandle:
-    """Base of :class:`redisson_py.Lock` and :class:`redisson_py.asyncio.Lock`."""
+    """Base of :class:`redisson_py.Lock` and :class:`redisson_py.asyncio.Lock` and of
+    every other lock kind's class in both shells."""
 
-    token_prefix = ""
-    """A fenced lock's token counter prefix (``redisson_lock_token``); "" for others."""
+    kind: LockKind = REENTRANT
+    """The kind of lock: its data layout and scripts (see :mod:`redisson_py.core.lock_kinds`)."""
 
     def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
-        if not isinstance(name, str) or not name:
-            raise InvalidLockNameError(f"a lock name must be a non-empty string, not {name!r}")
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError as exc:  # a lone surrogate: no Redis key can hold it
-            raise InvalidLockNameError(
-                f"lock name {name!r} is not valid text: character {exc.start} is a lone "
-                "surrogate, which has no UTF-8 form"
-            ) from None
+        check_name(name)
         self._client = client
         self.name = name
         by_slot = client._manager.routes_by_slot
-        self._channel = channel_name(name, by_slot=by_slot)
-        self._token_key = (
-            prefixed_name(self.token_prefix, name, by_slot=by_slot) if self.token_prefix else ""
-        )
+        self._channel = prefixed_name(self.kind.channel_prefix, name, by_slot=by_slot)
+        self._aux = self.kind.aux_keys(name, by_slot)
         self.on_lock_lost = on_lock_lost
         """Called once when a hold of this lock is found lost (overrides the client's)."""
         self.owner_id: int | str | None = None
@@ -144,13 +151,14 @@ class LockHandle:
             )
         return LockRef(
             self.name,
-            owner_field(state.client_id, owner_id),
+            owner_field(state.client_id, owner_id) + self.kind.owner_suffix,
             self._client._manager,
             state,
             self.on_lock_lost,
             group_on_lost,
             self._channel,
-            self._token_key,
+            self.kind,
+            self._aux,
         )
 
     def _flow(

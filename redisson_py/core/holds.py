@@ -72,6 +72,9 @@ class Hold:
     on_lost: Callable[[Hold, str], None]
     releasing: int = 0
     lease: float | None = None
+    kind: Any = None
+    """The lock's :class:`~redisson_py.core.lock_kinds.LockKind` (its renewal script);
+    None: the reentrant lock's."""
 
 
 EXPIRY_SLACK = 0.1
@@ -135,6 +138,7 @@ class HoldTable:
         watchdog_timeout: float,
         now: float,
         on_lost: Callable[[Hold, str], None],
+        kind: Any = None,
     ) -> Hold:
         """Record that ``owner`` now holds ``name`` ``count`` times (the server's count).
 
@@ -155,6 +159,7 @@ class HoldTable:
                     watchdog=lease is None,
                     expires_at=0.0,
                     on_lost=on_lost,
+                    kind=kind,
                 )
                 self._holds[key] = hold
             hold.count = count

@@ -9,7 +9,6 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,7 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.core import events, failures, naming, scripts
+from redisson_py.core import events, failures, naming
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import (
     Background,
@@ -34,11 +33,12 @@ from redisson_py.core.effects import (
     WaitSignal,
 )
 from redisson_py.core.holds import Hold, gone_text, report_lost
-from redisson_py.core.scripts import fenced
+from redisson_py.core.lock_kinds import REENTRANT, LockKind, new_request_id
 from redisson_py.errors import (
     ArgumentError,
     ClientClosedError,
     LockNotOwnedError,
+    LockReentryError,
     NoSyncedReplicasError,
     RedissonError,
 )
@@ -65,10 +65,11 @@ POLL_WITHOUT_SUBSCRIPTION = 0.5
 class LockRef:
     """One lock as seen by one owner: everything a flow needs to act on it.
 
-    ``owner`` is the hash field ``<client id>:<thread or task id>``; ``target`` the
-    connection manager that routes ``name`` to its master; ``on_lost`` what to do when
-    the watchdog finds this owner's hold lost (None: report through the lock's callback,
-    else the client's).
+    ``owner`` is the hash field ``<client id>:<thread or task id>`` (and the kind's
+    suffix: a write lock's ends in ``:write``); ``target`` the connection manager that
+    routes ``name`` to its master; ``on_lost`` what to do when the watchdog finds this
+    owner's hold lost (None: report through the lock's callback, else the client's);
+    ``kind`` the lock kind, which picks the scripts and keys.
     """
 
     name: str
@@ -78,16 +79,20 @@ class LockRef:
     on_lost_callback: Callable[[Any], object] | None = None
     group_on_lost: Callable[[Hold, str], None] | None = None
     channel: str = ""
-    """The unlock channel; derived from the name when not given."""
-    token_key: str = ""
-    """A fenced lock's token counter (its acquires then return tokens); "" otherwise."""
+    """The channel releases are announced on; derived from the name when not given."""
+    kind: LockKind = REENTRANT
+    aux: tuple[str, ...] = ()
+    """The kind's auxiliary key names (``kind.aux_keys``); derived when not given."""
     on_grant: Callable[[AcquireReply], None] | None = None
     """Told each grant this call gets (a fenced lock's token comes with it)."""
 
     def __post_init__(self) -> None:
+        by_slot = bool(self.target.routes_by_slot)
         if not self.channel:
-            by_slot = bool(self.target.routes_by_slot)
-            object.__setattr__(self, "channel", naming.channel_name(self.name, by_slot=by_slot))
+            channel = naming.prefixed_name(self.kind.channel_prefix, self.name, by_slot=by_slot)
+            object.__setattr__(self, "channel", channel)
+        if not self.aux:
+            object.__setattr__(self, "aux", self.kind.aux_keys(self.name, by_slot))
 
     def report(self, hold: Hold, reason: str) -> None:
         """Report ``hold`` lost: to the MultiLock/RedLock it belongs to, or to the user."""
@@ -111,8 +116,8 @@ class AcquireReply:
 
 
 def decode_acquire(reply: Any) -> AcquireReply:
-    """Decode the ACQUIRE script's ``{flag, value}`` reply (``{1, count, token}`` from a
-    fenced lock's)."""
+    """Decode an acquire script's ``{flag, value}`` reply (``{1, count, token}`` from a
+    fenced lock's); flags 2 and 3 are handled before (see :mod:`lock_kinds`)."""
     flag, value = int(reply[0]), int(reply[1])
     if flag == 1:
         token = int(reply[2]) if len(reply) > 2 and reply[2] is not None else None
@@ -183,60 +188,53 @@ class AcquireRequest:
     (written on a connection the client gave up on, say) finds it and counts nothing
     twice. ``uncertain`` is True once an attempt of the current request went unanswered:
     it may have been applied, so a wait that ends without a grant undoes the request.
+    ``queued`` is True once an attempt may have put the owner in a fair lock's waiter
+    queue, which a wait that ends without a grant leaves. ``wait`` (None: for ever) is
+    how long the call may wait: 0 tries once and joins no queue.
     """
 
-    __slots__ = ("lease", "lease_ms", "ref", "request_id", "uncertain")
+    __slots__ = (
+        "lease",
+        "lease_ms",
+        "queue",
+        "queued",
+        "ref",
+        "request_id",
+        "uncertain",
+        "wait_ms",
+    )
 
-    def __init__(self, ref: LockRef, lease: float | None):
+    def __init__(self, ref: LockRef, lease: float | None, wait: float | None = 0.0):
         settings = ref.state.settings
         self.ref = ref
         self.lease = lease
         self.lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
+        # A fair lock's waiter keeps its place this long after its last try (Redisson's).
+        self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
+        self.queue = ref.kind.queues and (wait is None or wait > 0)
+        self.queued = False
         self.request_id = ""
         self.uncertain = False
         self.renew()
 
     def renew(self) -> None:
         """Start a new request (after the last one was undone, or its hold vanished)."""
-        self.request_id = os.urandom(16).hex()  # as uuid4().hex, a quarter of the cost
+        self.request_id = new_request_id()
         self.uncertain = False
 
     def command(self) -> ScriptCommand:
         ref = self.ref
-        arguments = (self.lease_ms, ref.owner, acquire_latch_field(ref.owner), self.request_id)
-        if ref.token_key:
-            return ScriptCommand(fenced.ACQUIRE_FENCED, (ref.name, ref.token_key), arguments)
-        return ScriptCommand(scripts.ACQUIRE, (ref.name,), arguments)
+        return ref.kind.acquire(ref, self.lease_ms, self.request_id, self.wait_ms, self.queue)
 
     def undo_command(self) -> ScriptCommand:
-        """Take back this request's hold, if it was applied (see UNDO_ACQUIRE)."""
-        ref = self.ref
-        return ScriptCommand(
-            scripts.UNDO_ACQUIRE,
-            (ref.name, ref.channel),
-            (
-                ref.owner,
-                acquire_latch_field(ref.owner),
-                self.request_id,
-                naming.UNLOCK_MESSAGE,
-                ref.target.publish_command,
-            ),
-        )
+        """Take back this request's hold, if it was applied, and leave the queue."""
+        return self.ref.kind.undo(self.ref, self.request_id, self.wait_ms)
 
     @property
     def undo_window(self) -> float:
         """How long an undo is worth retrying: past the lease (or watchdog timeout), a
         hold this request may have left has expired by itself."""
         return self.lease_ms / 1000
-
-
-ACQUIRE_LATCH_PREFIX = "redisson_py_acquire:"
-
-
-def acquire_latch_field(owner: str) -> str:
-    """The hash field where the lock records ``owner``'s last applied acquire request.
-    redisson-py's own (Redisson has none); it never looks like an owner field."""
-    return ACQUIRE_LATCH_PREFIX + owner
 
 
 def undo_in_background(
@@ -316,10 +314,18 @@ def _acquire_once(
         # server may still run it. The caller retries it, or undoes it when giving up.
         acquire.uncertain = True
         raise
-    if int(result.replies[0][0]) == 2:
+    flag = int(result.replies[0][0])
+    if flag == 2:
         raise _Stale()
+    if flag == 3:
+        raise LockReentryError(
+            f"lock {ref.name!r} is not reentrant and owner {ref.owner} already holds it;"
+            " unlock it first (its hold is unchanged)",
+            lock_name=ref.name,
+        )
     reply = decode_acquire(result.replies[0])
     if not reply.acquired:
+        acquire.queued = acquire.queued or acquire.queue
         return reply
     if result.synced < result.required:
         # The grant is certain but not replicated: take it back now (the node just
@@ -347,6 +353,7 @@ def _acquire_once(
         watchdog_timeout=settings.watchdog_timeout,
         now=ref.state.clock(),
         on_lost=ref.report,
+        kind=ref.kind,
     )
     if ref.on_grant is not None:
         ref.on_grant(reply)
@@ -355,21 +362,7 @@ def _acquire_once(
 
 def release_command(ref: LockRef) -> ScriptCommand:
     """Release one of the owner's holds, with a request id of its own (its latch)."""
-    request_id = os.urandom(16).hex()
-    return ScriptCommand(
-        scripts.RELEASE,
-        (
-            ref.name,
-            ref.channel,
-            naming.unlock_latch_name(ref.name, request_id, by_slot=ref.target.routes_by_slot),
-        ),
-        (
-            naming.UNLOCK_MESSAGE,
-            ref.owner,
-            ref.target.publish_command,
-            to_millis(ref.state.settings.latch_ttl),
-        ),
-    )
+    return ref.kind.release(ref)
 
 
 def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
@@ -393,7 +386,8 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     settings = ref.state.settings
     started = ref.state.clock()
     deadline = None if wait is None else started + max(0.0, wait)
-    acquire = AcquireRequest(ref, lease)
+    acquire = AcquireRequest(ref, lease, wait)
+    backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
 
     def remaining() -> float | None:
         return None if deadline is None else deadline - ref.state.clock()
@@ -428,16 +422,21 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                     raise
                 yield Sleep(pause)
 
-    def wait_loop(subscription: Any) -> Generator[Effect, Any, bool]:
-        while True:
+    def wait_loop(subscription: Any, reply: AcquireReply) -> Generator[Effect, Any, bool]:
+        # A waiter that listens tries again at once after subscribing (a release may
+        # have come before the subscription); one that polls sleeps first.
+        if backoff is None:
             reply = yield from attempt()
+        while True:
             if reply.acquired:
                 return True
             left = remaining()
             if left is not None and left <= 0:
                 return False
             pause = settings.watchdog_timeout if reply.ttl is None else reply.ttl
-            if subscription is None:
+            if backoff is not None:
+                pause = next(backoff)
+            elif subscription is None:
                 pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
             if left is not None:
                 pause = min(pause, left)
@@ -445,6 +444,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                 yield Sleep(pause)
             else:
                 yield WaitSignal(subscription, pause)
+            reply = yield from attempt()
 
     subscription = None
     acquired = closing = False
@@ -456,16 +456,18 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         left = remaining()
         if left is not None and left <= 0:
             return False
+        channel = ref.kind.wait_channel(ref)
         try:
             timeout = (
                 settings.subscription_timeout
                 if left is None
                 else min(settings.subscription_timeout, left)
             )
-            subscription = yield Subscribe(ref.target, ref.channel, timeout)
+            if channel is not None:
+                subscription = yield Subscribe(ref.target, channel, timeout)
         except RETRYABLE:
             pass  # poll instead: slower hand-off, same correctness
-        acquired = yield from wait_loop(subscription)
+        acquired = yield from wait_loop(subscription, reply)
         return acquired
     except GeneratorExit:
         closing = True  # the flow is being discarded: it may yield nothing more
@@ -474,7 +476,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
         if acquired and not closing and ref.state.listeners:
             _emit(ref, "acquired", wait=ref.state.clock() - started)
         if not closing:
-            if not acquired and acquire.uncertain:
+            if not acquired and (acquire.uncertain or acquire.queued):
                 yield undo_later(acquire)
             if subscription is not None:
                 yield Unsubscribe(subscription)
@@ -568,12 +570,9 @@ def unlock(ref: LockRef) -> Flow:
 
 
 def force_unlock(ref: LockRef) -> Flow:
-    """Delete the lock whoever holds it and wake its waiters; True if there was one."""
-    command = ScriptCommand(
-        scripts.FORCE_RELEASE,
-        (ref.name, ref.channel),
-        (naming.UNLOCK_MESSAGE, ref.target.publish_command),
-    )
+    """Delete the lock whoever holds it and wake its waiters; True if there was one
+    (a read or write lock: only when it is held in that mode)."""
+    command = ref.kind.force_release(ref)
     ref.state.holds.releasing(ref.name, None, +1)
     try:
         result = yield from call_with_retry(ref, lambda attempt: (command,))
@@ -583,15 +582,19 @@ def force_unlock(ref: LockRef) -> Flow:
     return int(result.replies[0]) == 1
 
 
-def read(ref: LockRef, *command: str) -> Generator[Effect, Any, Any]:
-    """Run one read-only command on the lock's master (with retries); its reply."""
-    result = yield from call_with_retry(ref, lambda attempt: (command,))
+def read(ref: LockRef, *command: Any) -> Generator[Effect, Any, Any]:
+    """Run one read-only command (or script) on the lock's master (with retries); its
+    reply."""
+    # read(ref, "PTTL", name), or read(ref, command) with a whole command or script
+    whole: Command = command if isinstance(command[0], str) else command[0]
+    result = yield from call_with_retry(ref, lambda attempt: (whole,))
     return result.replies[0]
 
 
 def is_locked(ref: LockRef) -> Flow:
-    """True when any owner holds the lock."""
-    return int((yield from read(ref, "EXISTS", ref.name))) == 1
+    """True when any owner holds the lock (a read lock: any read hold; a write lock:
+    a write hold)."""
+    return ref.kind.is_locked((yield from read(ref, ref.kind.locked(ref))))
 
 
 def is_held(ref: LockRef) -> Flow:
@@ -641,7 +644,7 @@ def extend(ref: LockRef, seconds: float) -> Flow:
             f"cannot extend lock {ref.name!r}: it was reported lost to owner {ref.owner}"
             " before this call; the critical section was not protected"
         )
-    command = ScriptCommand(scripts.EXTEND, (ref.name,), (to_millis(seconds), ref.owner))
+    command = ref.kind.extend(ref, to_millis(seconds))
     holds.releasing(ref.name, ref.owner, +1)
     try:
         result = yield from call_with_retry(
@@ -667,4 +670,5 @@ def extend(ref: LockRef, seconds: float) -> Flow:
         watchdog_timeout=ref.state.settings.watchdog_timeout,
         now=ref.state.clock(),
         on_lost=hold.on_lost if hold is not None else ref.report,
+        kind=ref.kind,
     )

@@ -19,14 +19,13 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from redisson_py.core import events, failures, naming, quorum, scripts
+from redisson_py.core import events, failures, quorum
 from redisson_py.core.effects import (
     Call,
     CallResult,
     Command,
     Effect,
     Gather,
-    ScriptCommand,
     Sleep,
 )
 from redisson_py.core.group_holds import GroupState
@@ -45,6 +44,7 @@ from redisson_py.core.lock_flows import (
 from redisson_py.errors import (
     ArgumentError,
     LockNotOwnedError,
+    LockReentryError,
     LockUnavailableError,
     NoSyncedReplicasError,
     RedissonError,
@@ -102,6 +102,14 @@ def _acquire_round(
             continue
         if flag == 2:  # cannot happen with a fresh request id; count it as a failure
             outcomes.append(_Outcome(None, RuntimeError("stale acquire"), acquire))
+            continue
+        if flag == 3:  # a non-reentrant member this owner holds already
+            reentry = LockReentryError(
+                f"lock {acquire.ref.name!r} is not reentrant and owner {acquire.ref.owner}"
+                " already holds it",
+                lock_name=acquire.ref.name,
+            )
+            outcomes.append(_Outcome(None, reentry, None))
             continue
         if reply.acquired and result.synced < result.required:
             settings = acquire.ref.state.settings
@@ -238,6 +246,9 @@ def try_lock(
                 _emit(group, refs, owner, "acquired", wait=clock() - begun)
             return True
         yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
+        for outcome in outcomes:
+            if isinstance(outcome.error, LockReentryError):
+                raise outcome.error  # waiting cannot help: the owner holds it already
         left = None if deadline is None else deadline - clock()
         errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
         failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
@@ -288,6 +299,7 @@ def _record_members(
             watchdog_timeout=ref.state.settings.watchdog_timeout,
             now=ref.state.clock(),
             on_lost=ref.report,
+            kind=ref.kind,
         )
 
 
@@ -354,15 +366,6 @@ def _emit(
     events.emit(refs[0].state, event)
 
 
-def force_release_command(ref: LockRef) -> ScriptCommand:
-    """Delete ``ref``'s lock whoever holds it, telling its waiters."""
-    return ScriptCommand(
-        scripts.FORCE_RELEASE,
-        (ref.name, ref.channel),
-        (naming.UNLOCK_MESSAGE, ref.target.publish_command),
-    )
-
-
 def _member_calls(
     refs: Sequence[LockRef], command: Callable[[LockRef], Command]
 ) -> tuple[Call, ...]:
@@ -378,14 +381,14 @@ def is_locked(group: GroupState, refs: Sequence[LockRef]) -> Flow:
     decided it, :class:`LockUnavailableError` names them.
     """
     results: list[CallResult | BaseException] = yield Gather(
-        _member_calls(refs, lambda ref: ("EXISTS", ref.name))
+        _member_calls(refs, lambda ref: ref.kind.locked(ref))
     )
     locked = unlocked = 0
     errors: dict[str, BaseException] = {}
     for ref, result in zip(refs, results, strict=True):
         if isinstance(result, BaseException):
             errors[_member_label(ref)] = result
-        elif int(result.replies[0]) == 1:
+        elif ref.kind.is_locked(result.replies[0]):
             locked += 1
         else:
             unlocked += 1
@@ -413,7 +416,7 @@ def force_unlock(group: GroupState, refs: Sequence[LockRef]) -> Flow:
         ref.state.holds.releasing(ref.name, None, +1)
     try:
         results: list[CallResult | BaseException] = yield Gather(
-            _member_calls(refs, force_release_command)
+            _member_calls(refs, lambda ref: ref.kind.force_release(ref))
         )
     finally:
         for ref in refs:

@@ -99,28 +99,38 @@ def slot_tag(slot: int) -> str:
     return _build_slot_tags()[start : start + _TAG_WIDTH].rstrip(b"\0").decode("ascii")
 
 
-def prefixed_name(prefix: str, name: str, *, by_slot: bool = True) -> str:
-    """Return the auxiliary name ``prefix`` of lock ``name``.
+def key_prefix(name: str, *, by_slot: bool = True) -> str:
+    """Return the hashtagged form of lock ``name`` that its auxiliary names start or end
+    with: Redisson's ``name`` when it holds a ``{``, else ``{name}``.
 
-    Redisson's form, used for every name when ``by_slot`` is false (single, master/slave
-    and sentinel: there are no slots, and the names match Redisson's exactly):
-    ``prefix:name`` when ``name`` holds a ``{``, else ``prefix:{name}``.
+    With ``by_slot`` (cluster: every auxiliary name must share the lock's hash slot):
 
-    With ``by_slot`` (cluster: the name must share the lock's hash slot):
-
-    - ``name`` carries a hashtag (``a{tag}b``): ``prefix:name``; the tag is shared.
-    - ``name`` has no ``}``: ``prefix:{name}``; the tag is the whole name.
-    - otherwise (``a}b``, ``foo{}{bar}``): ``prefix:{<tag>}:name`` where ``<tag>`` is
-      :func:`slot_tag` of the name's slot. Redisson's names for these lie in another
+    - ``name`` carries a hashtag (``a{tag}b``): ``name``; the tag is shared.
+    - ``name`` has no ``}``: ``{name}``; the tag is the whole name.
+    - otherwise (``a}b``, ``foo{}{bar}``): ``{<tag>}:name`` where ``<tag>`` is
+      :func:`slot_tag` of the name's slot. Redisson's forms of these lie in another
       slot and fail with CROSSSLOT in a cluster.
     """
     if not by_slot:
-        return f"{prefix}:{name}" if "{" in name else f"{prefix}:{{{name}}}"
+        return name if "{" in name else f"{{{name}}}"
     if hashtag(name) is not None:
-        return f"{prefix}:{name}"
+        return name
     if "}" not in name:
-        return f"{prefix}:{{{name}}}"
-    return f"{prefix}:{{{slot_tag(key_slot(name))}}}:{name}"
+        return f"{{{name}}}"
+    return f"{{{slot_tag(key_slot(name))}}}:{name}"
+
+
+def prefixed_name(prefix: str, name: str, *, by_slot: bool = True) -> str:
+    """Return the auxiliary name ``prefix`` of lock ``name``: ``prefix:`` and
+    :func:`key_prefix` (Redisson's ``prefixName``: ``prefix:name`` when ``name`` holds
+    a ``{``, else ``prefix:{name}``; in a cluster, the slot-safe form)."""
+    return f"{prefix}:{key_prefix(name, by_slot=by_slot)}"
+
+
+def suffixed_name(name: str, suffix: str, *, by_slot: bool = True) -> str:
+    """Return the auxiliary name of lock ``name`` that ends in ``suffix``:
+    :func:`key_prefix` and ``:suffix`` (Redisson's ``suffixName``)."""
+    return f"{key_prefix(name, by_slot=by_slot)}:{suffix}"
 
 
 def channel_name(name: str, *, by_slot: bool = True) -> str:

@@ -34,4 +34,5 @@ def lock_settings(config: Config, section: BaseConfig) -> LockSettings:
         subscription_timeout=section.subscription_timeout,
         command_timeout=section.timeout,
         renew_batch_size=config.lock_watchdog_batch_size,
+        fair_lock_wait_timeout=config.fair_lock_wait_timeout,
     )

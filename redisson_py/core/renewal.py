@@ -31,15 +31,17 @@ from typing import Any
 from redis.exceptions import AuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from redisson_py.core import events, failures, naming, scripts
+from redisson_py.core import events, failures, naming
 from redisson_py.core.client_state import ClientState
-from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
+from redisson_py.core.effects import Call, CallResult, Effect, Gather
 from redisson_py.core.holds import EXPIRY_SLACK, Hold, gone_text, lease_text
 from redisson_py.core.lock_flows import to_millis
+from redisson_py.core.lock_kinds import REENTRANT, LockKind
 from redisson_py.errors import AuthError, ConnectError
 
-GroupKey = tuple[int, int]
-"""(id of the hold's connection manager, hash slot or -1): the holds one call may carry."""
+GroupKey = tuple[int, int, str]
+"""(id of the hold's connection manager, hash slot or -1, renewal script): the holds one
+call may carry."""
 
 PROBE_INTERVAL = 0.25
 """Seconds between looks at a node that refused connections, until it answers."""
@@ -49,15 +51,19 @@ LEASE_REPORT_GAP = 0.05
 reported together, so many leased holds cost few wake-ups (each scans the table)."""
 
 
+def _kind(hold: Hold) -> LockKind:
+    return hold.kind or REENTRANT
+
+
 def group_key(hold: Hold) -> GroupKey:
     slot = naming.key_slot(hold.name) if hold.target.routes_by_slot else -1
-    return (id(hold.target), slot)
+    return (id(hold.target), slot, _kind(hold).renew_script.name)
 
 
 def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[Hold]]]:
     """Group ``holds`` into renewal calls: per manager, per slot where the manager
-    routes by slot, at most ``renew_batch_size`` keys a call. Watchdog holds are
-    renewed, leased ones only checked."""
+    routes by slot, per renewal script (lock kind), at most ``renew_batch_size`` keys a
+    call. Watchdog holds are renewed, leased ones only checked."""
     settings = state.settings
     ttl_ms = to_millis(settings.watchdog_timeout)
     groups: dict[GroupKey, list[Hold]] = {}
@@ -68,16 +74,7 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
     for members in groups.values():
         for start in range(0, len(members), size):
             chunk = members[start : start + size]
-            flags = (
-                ()
-                if all(h.watchdog for h in chunk)
-                else tuple("1" if h.watchdog else "0" for h in chunk)
-            )
-            command = ScriptCommand(
-                scripts.RENEW,
-                tuple(h.name for h in chunk),
-                (ttl_ms, *(h.owner for h in chunk), *flags),
-            )
+            command = _kind(chunk[0]).renew(chunk, ttl_ms)
             call = Call(
                 chunk[0].target, chunk[0].name, (command,), timeout=settings.command_timeout
             )

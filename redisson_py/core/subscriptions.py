@@ -7,10 +7,14 @@ period (:data:`IDLE_GRACE`) before the shell unsubscribes it: a lock taken in tu
 several owners would otherwise subscribe and unsubscribe on every hand-off, and the
 waiter that just got the lock would wait for its UNSUBSCRIBE to be sent.
 
-A message wakes one waiter (it retries the lock; the others would only lose the race);
-a permit that arrives while every waiter is busy retrying is kept, capped at the number
-of waiters, so no signal is missed and none piles up. A resubscription (failover,
-reconnect, slot move) wakes every waiter, since messages may have been lost meanwhile.
+How many waiters a message wakes depends on what the channel announces (its
+:data:`WakeRule`, fixed when the channel is first subscribed; see :func:`wake_count`): a
+lock's unlock message wakes one waiter (it retries the lock; the others would only lose
+the race), a read-write lock's write unlock wakes all, a semaphore's message as many as
+permits became available, a latch's zero count all. A permit that arrives while every
+waiter is busy retrying is kept, capped at the number of waiters, so no signal is missed
+and none piles up. A resubscription (failover, reconnect, slot move) wakes every waiter,
+since messages may have been lost meanwhile.
 
 The shells add the blocking part (a condition variable or an asyncio future per waiter)
 and the connections; this module does no I/O and takes no lock of its own: the shells
@@ -21,12 +25,43 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from redisson_py.config.addresses import Address
 
 IDLE_GRACE = 1.0
 """Seconds a channel without waiters stays subscribed before it is unsubscribed."""
+
+WakeRule = Literal["lock", "permits", "latch"]
+"""What a channel's messages announce (Redisson's ``LockPubSub``, ``SemaphorePubSub``
+and ``CountDownLatchPubSub``): see :func:`wake_count`."""
+
+ALL = -1
+""":func:`wake_count`'s answer for "wake every waiter"."""
+
+
+def wake_count(rule: WakeRule, message: bytes | str | None) -> int:
+    """How many waiters ``message`` on a channel with ``rule`` wakes (:data:`ALL`: all).
+
+    - ``lock``: ``0`` (an unlock) wakes one waiter; ``1`` (a read-write lock's write
+      unlock, after which several readers may enter) wakes all.
+    - ``permits``: the message is a number of permits (available now, or added): that
+      many waiters, at most.
+    - ``latch``: ``0`` (the count reached zero) wakes all; anything else (a new count)
+      none.
+
+    A message that is not a number wakes one waiter (lock) or none: it cannot say more.
+    """
+    text = message.decode() if isinstance(message, bytes) else str(message)
+    try:
+        value = int(text)
+    except ValueError:
+        return 1 if rule == "lock" else 0
+    if rule == "lock":
+        return ALL if value == 1 else 1
+    if rule == "permits":
+        return max(0, value)
+    return ALL if value == 0 else 0
 
 
 @dataclass(eq=False)
@@ -41,11 +76,21 @@ class ChannelSub:
     confirmed: bool = False
     waker: Any = None
     """The shell's wake-up primitive for this channel's waiters."""
+    rule: WakeRule = "lock"
+    """How many waiters a message wakes (see :func:`wake_count`)."""
     idle_since: float | None = None
     """When the last waiter left (None while it has waiters)."""
 
-    def signal_one(self) -> None:
-        self.permits = min(self.permits + 1, max(self.waiters, 1))
+    def signal(self, count: int) -> int:
+        """Add ``count`` wake-up permits (:data:`ALL`: one per waiter), capped at the
+        number of waiters; return how many waiters to notify."""
+        if count == ALL:
+            self.signal_all()
+            return ALL
+        if count <= 0:
+            return 0
+        self.permits = min(self.permits + count, max(self.waiters, 1))
+        return count
 
     def signal_all(self) -> None:
         self.permits = max(self.waiters, 1)
@@ -70,12 +115,15 @@ class SubscriptionTable:
     def get(self, channel: str) -> ChannelSub | None:
         return self._subs.get(channel)
 
-    def join(self, channel: str, make_waker: Callable[[], Any]) -> tuple[ChannelSub, bool]:
-        """Add a waiter to ``channel``; True when the channel is new (subscribe it)."""
+    def join(
+        self, channel: str, make_waker: Callable[[], Any], rule: WakeRule = "lock"
+    ) -> tuple[ChannelSub, bool]:
+        """Add a waiter to ``channel``; True when the channel is new (subscribe it).
+        ``rule`` is the channel's wake rule (taken from its first waiter)."""
         sub = self._subs.get(channel)
         created = sub is None
         if sub is None:
-            sub = ChannelSub(channel, waker=make_waker())
+            sub = ChannelSub(channel, waker=make_waker(), rule=rule)
             self._subs[channel] = sub
         elif sub.waiters == 0:
             # Signals that came while nobody waited were meant for nobody: the new

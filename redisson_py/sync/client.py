@@ -12,12 +12,20 @@ from typing import ParamSpec, TypeVar
 import redis
 
 from redisson_py.config.model import Config
+from redisson_py.core.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.holds import LostCallback
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.lock import Lock
+from redisson_py.sync.lock_kinds import (
+    FairLock,
+    NonReentrantFairLock,
+    NonReentrantLock,
+    SpinLock,
+)
 from redisson_py.sync.manager import ConnectionManager
+from redisson_py.sync.read_write_lock import ReadWriteLock
 from redisson_py.sync.watchdog import Watchdog
 
 P = ParamSpec("P")
@@ -98,17 +106,57 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         return decorate
 
     # --- lock kinds: fair, non-reentrant, spin ---
+    # Each get_* raises ClientClosedError after shutdown(), as get_lock does.
+
+    def get_fair_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FairLock:
+        """The fair lock ``name`` (Redisson's ``getFairLock``): waiters are granted in
+        the order they came."""
+        self._check_open()
+        return FairLock(self, name, on_lock_lost=on_lock_lost)
+
+    def get_non_reentrant_lock(
+        self, name: str, *, on_lock_lost: LostCallback | None = None
+    ) -> NonReentrantLock:
+        """The non-reentrant lock ``name`` (Redisson's ``getNonReentrantLock``): its
+        holder's second acquire raises :class:`~redisson_py.LockReentryError`."""
+        self._check_open()
+        return NonReentrantLock(self, name, on_lock_lost=on_lock_lost)
+
+    def get_non_reentrant_fair_lock(
+        self, name: str, *, on_lock_lost: LostCallback | None = None
+    ) -> NonReentrantFairLock:
+        """The non-reentrant fair lock ``name`` (Redisson's ``getNonReentrantFairLock``)."""
+        self._check_open()
+        return NonReentrantFairLock(self, name, on_lock_lost=on_lock_lost)
+
+    def get_spin_lock(
+        self,
+        name: str,
+        *,
+        backoff: BackOff | None = None,
+        on_lock_lost: LostCallback | None = None,
+    ) -> SpinLock:
+        """The spin lock ``name`` (Redisson's ``getSpinLock``): waiters poll with
+        ``backoff`` (:class:`~redisson_py.ExponentialBackOff` by default) instead of
+        listening for unlock messages."""
+        self._check_open()
+        return SpinLock(self, name, backoff=backoff, on_lock_lost=on_lock_lost)
 
     # --- lock kinds: fenced ---
 
     def get_fenced_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FencedLock:
         """The fenced lock ``name`` (Redisson's ``getFencedLock``): a reentrant lock whose
-        acquires return a token that grows with every new holder; raises
-        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        acquires return a token that grows with every new holder."""
         self._check_open()
         return FencedLock(self, name, on_lock_lost=on_lock_lost)
 
     # --- lock kinds: read-write ---
+
+    def get_read_write_lock(self, name: str) -> ReadWriteLock:
+        """The read-write lock ``name`` (Redisson's ``getReadWriteLock``): its
+        ``read_lock()`` is shared, its ``write_lock()`` exclusive."""
+        self._check_open()
+        return ReadWriteLock(self, name)
 
     # --- lock kinds: semaphores, count-down latch ---
 

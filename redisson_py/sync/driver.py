@@ -58,7 +58,7 @@ def perform(effect: Effect) -> Any:
             primitives.sleep(effect.seconds)
             return None
         case Subscribe():
-            return effect.target.subscribe(effect.channel, effect.timeout)
+            return effect.target.subscribe(effect.channel, effect.timeout, effect.rule)
         case Unsubscribe():
             effect.subscription.close()
             return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from redisson_py.core import fenced_flows
 from redisson_py.core.handles import check_lease, check_wait
-from redisson_py.core.scripts.fenced import TOKEN_PREFIX
+from redisson_py.core.lock_kinds import FENCED
 from redisson_py.sync.driver import run
 from redisson_py.sync.lock import Lock
 
@@ -22,7 +22,7 @@ class FencedLock(Lock):
     :class:`Lock` applies (watchdog, leases, waiting, replica sync).
     """
 
-    token_prefix = TOKEN_PREFIX
+    kind = FENCED
 
     def lock_and_get_token(self, lease_time: float | None = None) -> int:
         """Block until this thread holds the lock; its token.

@@ -43,6 +43,7 @@ from redisson_py.core.manager_base import (
 )
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
+from redisson_py.core.subscriptions import WakeRule
 from redisson_py.core.topology import parse_switch_master
 from redisson_py.core.wire import Planned, pack, settle
 from redisson_py.sync import _primitives as primitives
@@ -218,10 +219,10 @@ class ConnectionManager(ManagerBase):
         batch.send()
         return batch
 
-    def subscribe(self, channel: str, timeout: float) -> Subscription:
+    def subscribe(self, channel: str, timeout: float, rule: WakeRule = "lock") -> Subscription:
         if self._pid != os.getpid():
             self._check_fork()
-        return self.pubsub.subscribe(channel, timeout)
+        return self.pubsub.subscribe(channel, timeout, rule)
 
     # --- topology refresh ------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from redis.client import PubSub
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
-from redisson_py.core.subscriptions import ChannelSub, SubscriptionTable
+from redisson_py.core.subscriptions import ALL, ChannelSub, SubscriptionTable, WakeRule, wake_count
 from redisson_py.sync import _primitives as primitives
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class _Listener:
             kind = _text(message.get("type"))
             channel = _text(message.get("channel"))
             if kind in ("message", "smessage"):
-                self.service._deliver(channel)
+                self.service._deliver(channel, message.get("data"))
             elif kind in ("subscribe", "ssubscribe"):
                 event = self.confirmations.pop(channel, None)
                 if event is not None:
@@ -198,11 +198,13 @@ class PubSubService:
         sub.address = address
         return confirmed
 
-    def subscribe(self, channel: str, timeout: float) -> Subscription:
+    def subscribe(self, channel: str, timeout: float, rule: WakeRule = "lock") -> Subscription:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
-        the node's confirmation, so a message published after this returns is seen."""
+        the node's confirmation, so a message published after this returns is seen.
+        ``rule`` says how many waiters a message wakes (see
+        :func:`~redisson_py.core.subscriptions.wake_count`)."""
         with self._lock:
-            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock))
+            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
             confirmed = None
             try:
                 if created:
@@ -263,11 +265,15 @@ class PubSubService:
             for sub in self._table.expired(time.monotonic()):
                 self._unsubscribe_locked(sub)
 
-    def _deliver(self, channel: str) -> None:
+    def _deliver(self, channel: str, data: Any) -> None:
         with self._lock:
             sub = self._table.get(channel)
-            if sub is not None:
-                sub.signal_one()
+            if sub is None:
+                return
+            count = sub.signal(wake_count(sub.rule, data))
+            if count == ALL:
+                sub.waker.notify_all()
+            for _ in range(min(count, sub.waiters)):
                 sub.waker.notify()
 
     @staticmethod

@@ -8,6 +8,7 @@ from typing import Any
 from redisson_py.core import fenced_flows, lock_flows
 from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import Call, CallResult, ScriptCommand, Subscribe, Unsubscribe
+from redisson_py.core.lock_kinds import FENCED
 from redisson_py.core.naming import key_slot
 from redisson_py.core.scripts.fenced import ACQUIRE_FENCED
 
@@ -22,9 +23,7 @@ class Target:
 
 def make_ref() -> lock_flows.LockRef:
     state = ClientState(LockSettings())
-    return lock_flows.LockRef(
-        "res", f"{state.client_id}:1", Target(), state, token_key="redisson_lock_token:{res}"
-    )
+    return lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state, kind=FENCED)
 
 
 def finish(flow: Any, value: Any) -> Any:

@@ -1,5 +1,6 @@
-"""Every Lua script redisson-py runs, in one place: the reentrant lock's here, each other
-lock kind's in a module of this package named after it.
+"""Every Lua script redisson-py runs, in one place: the reentrant lock's here (the spin and
+non-reentrant locks use them too), each other lock kind's in a module of this package
+named after it.
 
 Each read-modify-write on a lock is one script, so it is atomic on the node that owns the
 lock's slot. Scripts are sent with EVALSHA; the executor falls back to EVAL when the node
@@ -10,8 +11,14 @@ Data layout (Redisson's, so tools and Java clients recognise it): the lock is a 
 per owner, ``redisson_py_acquire:<client uuid>:<owner id>``, holding the request id of
 the owner's last acquire (see ACQUIRE); it lives and dies with the owner's hold, and
 Redisson's scripts, which only ever touch their own owner field or the whole key, are
-not disturbed by it. Every key a script touches is
-declared in KEYS and shares the lock's hash slot (see :mod:`redisson_py.core.naming`).
+not disturbed by it. Request ids start with a letter, so a script that reads every
+field as a hold count (Redisson's read-write lock does) never takes one for a number.
+Every key a script touches shares the lock's hash slot (see
+:mod:`redisson_py.core.naming`); it is declared in KEYS unless its name is only known
+inside the script (a read-write lock's per-hold timeout keys, as in Redisson).
+
+Scripts that publish take the publish command as an argument (``publish``, or
+``spublish`` on a sharded cluster); an empty one publishes nothing (the spin lock).
 """
 
 from __future__ import annotations
@@ -32,6 +39,39 @@ class Script:
         object.__setattr__(self, "sha", hashlib.sha1(self.source.encode()).hexdigest())
 
 
+# --- pieces shared by several scripts (Lua, spliced in where the scripts say) ---
+
+REQUEST_CHECK = """
+local last = redis.call('hget', KEYS[1], ARGV[3])
+if last == ARGV[4] then
+    local held = redis.call('hget', KEYS[1], ARGV[2])
+    if held ~= false then
+        return {1, tonumber(held)%(extra)s}
+    end
+    return {2, 0}
+end
+if last == 'undone:' .. ARGV[4] then
+    return {2, 0}
+end
+"""
+"""The start of every acquire script (KEYS[1] the lock hash; ARGV[2] owner field,
+ARGV[3] the owner's acquire-latch field, ARGV[4] this acquire's request id): an attempt
+of a request already applied returns the owner's hold count and changes nothing, not
+even the TTL; one whose hold is gone, or was undone, returns ``{2, 0}`` (the caller
+starts a new request). ``%(extra)s`` adds fields to the granted reply."""
+
+
+def request_check(extra: str = "") -> str:
+    """:data:`REQUEST_CHECK` with ``extra`` (Lua, ``, value``) added to its reply."""
+    return REQUEST_CHECK % {"extra": extra}
+
+
+def publish(channel: str, message: str, command: str) -> str:
+    """Lua that publishes ``message`` on ``channel`` with ``command`` (all Lua
+    expressions), unless the command is empty."""
+    return f"if {command} ~= '' then redis.call({command}, {channel}, {message}) end"
+
+
 ACQUIRE = Script(
     "acquire",
     # KEYS[1] lock
@@ -43,18 +83,8 @@ ACQUIRE = Script(
     # {0, pttl of the holder's key} when another owner holds it, {2, 0} when this
     # acquire was applied and then undone, or its hold is gone (a caller still waiting
     # starts a new acquire). One key, so it also runs in a slot that is migrating.
-    """
-local last = redis.call('hget', KEYS[1], ARGV[3])
-if last == ARGV[4] then
-    local held = redis.call('hget', KEYS[1], ARGV[2])
-    if held ~= false then
-        return {1, tonumber(held)}
-    end
-    return {2, 0}
-end
-if last == 'undone:' .. ARGV[4] then
-    return {2, 0}
-end
+    request_check()
+    + """
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
     return {0, redis.call('pttl', KEYS[1])}
 end
@@ -65,22 +95,41 @@ return {1, count}
 """,
 )
 
+ACQUIRE_NON_REENTRANT = Script(
+    "acquire_non_reentrant",
+    # ACQUIRE's keys, arguments and replies, and {3, 0} when the owner already holds
+    # the lock (Redisson's RedissonNonReentrantLock refuses a second acquire by its
+    # holder at once, with IllegalMonitorStateException).
+    request_check()
+    + """
+if redis.call('exists', KEYS[1]) == 1 then
+    if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+        return {3, 0}
+    end
+    return {0, redis.call('pttl', KEYS[1])}
+end
+redis.call('hset', KEYS[1], ARGV[2], 1, ARGV[3], ARGV[4])
+redis.call('pexpire', KEYS[1], ARGV[1])
+return {1, 1}
+""",
+)
+
 UNDO_ACQUIRE = Script(
     "undo_acquire",
     # KEYS[1] lock, KEYS[2] unlock channel
     # ARGV[1] owner field, ARGV[2] the owner's acquire-latch field, ARGV[3] request id,
-    # ARGV[4] unlock message, ARGV[5] publish command ("publish" or "spublish")
+    # ARGV[4] unlock message, ARGV[5] publish command ("publish", "spublish" or "")
     # Takes back the hold acquire ARGV[3] applied, if it did and it is the owner's last;
     # while the owner keeps other holds, marks the acquire undone so that an attempt of
     # it the server runs later applies nothing. Idempotent.
     # Reply: 1 when a hold was taken back, 0 when there was none to take back.
-    """
+    f"""
 if redis.call('hget', KEYS[1], ARGV[2]) ~= ARGV[3] then
     return 0
 end
 if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
     redis.call('del', KEYS[1])
-    redis.call(ARGV[5], KEYS[2], ARGV[4])
+    {publish("KEYS[2]", "ARGV[4]", "ARGV[5]")}
 else
     redis.call('hset', KEYS[1], ARGV[2], 'undone:' .. ARGV[3])
 end
@@ -92,11 +141,11 @@ RELEASE = Script(
     "release",
     # KEYS[1] lock, KEYS[2] unlock channel, KEYS[3] this request's latch
     # ARGV[1] unlock message, ARGV[2] owner field, ARGV[3] publish command
-    # ("publish" or "spublish"), ARGV[4] latch lifetime (ms).
+    # ("publish", "spublish" or ""), ARGV[4] latch lifetime (ms).
     # Reply: holds left (0 = released and waiters told), or nil when the owner held none.
     # A retry of the same request returns the first outcome from the latch. A partial
     # release leaves the TTL alone: the lease or the watchdog governs it.
-    """
+    f"""
 local done = redis.call('get', KEYS[3])
 if done ~= false then
     return tonumber(done)
@@ -109,7 +158,7 @@ local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if left <= 0 then
     left = 0
     redis.call('del', KEYS[1])
-    redis.call(ARGV[3], KEYS[2], ARGV[1])
+    {publish("KEYS[2]", "ARGV[1]", "ARGV[3]")}
 end
 redis.call('set', KEYS[3], left, 'px', ARGV[4])
 return left
@@ -143,11 +192,11 @@ return renewed
 FORCE_RELEASE = Script(
     "force_release",
     # KEYS[1] lock, KEYS[2] unlock channel
-    # ARGV[1] unlock message, ARGV[2] publish command
+    # ARGV[1] unlock message, ARGV[2] publish command ("publish", "spublish" or "")
     # Reply: 1 when a lock was deleted (and waiters told), 0 when there was none.
-    """
+    f"""
 if redis.call('del', KEYS[1]) == 1 then
-    redis.call(ARGV[2], KEYS[2], ARGV[1])
+    {publish("KEYS[2]", "ARGV[1]", "ARGV[2]")}
     return 1
 end
 return 0
@@ -169,5 +218,3 @@ redis.call('pexpire', KEYS[1], ARGV[1])
 return tonumber(held)
 """,
 )
-
-ALL_SCRIPTS: tuple[Script, ...] = (ACQUIRE, UNDO_ACQUIRE, RELEASE, RENEW, FORCE_RELEASE, EXTEND)

@@ -9,7 +9,7 @@ the current token without incrementing it.
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script
+from redisson_py.core.scripts import Script, request_check
 
 TOKEN_PREFIX = "redisson_lock_token"
 
@@ -20,18 +20,8 @@ ACQUIRE_FENCED = Script(
     # Reply: {1, hold count, token} when held (a repeated attempt of the same request
     # returns the token it got), {0, pttl} when another owner holds it, {2, 0} as
     # ACQUIRE's (stale request).
-    """
-local last = redis.call('hget', KEYS[1], ARGV[3])
-if last == ARGV[4] then
-    local held = redis.call('hget', KEYS[1], ARGV[2])
-    if held ~= false then
-        return {1, tonumber(held), tonumber(redis.call('get', KEYS[2]))}
-    end
-    return {2, 0}
-end
-if last == 'undone:' .. ARGV[4] then
-    return {2, 0}
-end
+    request_check(", tonumber(redis.call('get', KEYS[2]))")
+    + """
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
     return {0, redis.call('pttl', KEYS[1])}
 end

@@ -1,0 +1,70 @@
+"""The reentrant lock's siblings (Redisson's ``RFairLock``, ``RSpinLock`` and their
+non-reentrant twins): the :class:`~redisson_py.asyncio.Lock` API on other data layouts.
+What each kind does differently lives in :mod:`redisson_py.core.lock_kinds`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redisson_py.asyncio.lock import Lock
+from redisson_py.core.backoff import BackOff, ConstantBackOff, ExponentialBackOff
+from redisson_py.core.holds import LostCallback
+from redisson_py.core.lock_kinds import FAIR, NON_REENTRANT, NON_REENTRANT_FAIR, SpinKind
+from redisson_py.errors import ArgumentTypeError
+
+
+class FairLock(Lock):
+    """A reentrant lock that grants waiters in the order they came (Redisson's
+    ``RFairLock``, same keys).
+
+    Waiters queue in ``redisson_lock_queue:{name}``; an unlock wakes only the head,
+    on its own channel. A waiter that stops retrying (its client died) keeps its place
+    for ``fairLockWaitTimeout`` (5 minutes by default), or for its ``try_lock`` wait
+    time, and is then dropped; a ``try_lock`` that gives up leaves the queue at once.
+    Owners that call without waiting (``try_lock()``) never queue: they get the lock
+    only when it is free and nobody waits. Everything else is :class:`Lock`'s.
+    """
+
+    kind = FAIR
+
+
+class NonReentrantLock(Lock):
+    """A lock its holder cannot take twice (Redisson's ``getNonReentrantLock``, the
+    reentrant lock's keys): a second ``lock()`` or ``try_lock()`` by the holder raises
+    :class:`~redisson_py.LockReentryError` at once, as Redisson raises
+    ``IllegalMonitorStateException``. Everything else is :class:`Lock`'s."""
+
+    kind = NON_REENTRANT
+
+
+class NonReentrantFairLock(FairLock):
+    """A :class:`FairLock` its holder cannot take twice (Redisson's
+    ``getNonReentrantFairLock``): the holder's second acquire raises
+    :class:`~redisson_py.LockReentryError` at once."""
+
+    kind = NON_REENTRANT_FAIR
+
+
+class SpinLock(Lock):
+    """A reentrant lock whose waiters poll instead of listening (Redisson's
+    ``RSpinLock``, the reentrant lock's keys, no pub/sub at all): a waiter retries after
+    each of the back-off's delays (by default 1 ms doubling to 128 ms, with jitter). For
+    deployments where unlock messages are the bottleneck (very large clusters), at the
+    price of hand-off latency and polling traffic. ``backoff`` is an
+    :class:`~redisson_py.ExponentialBackOff` or :class:`~redisson_py.ConstantBackOff`."""
+
+    def __init__(
+        self,
+        client: Any,
+        name: str,
+        *,
+        backoff: BackOff | None = None,
+        on_lock_lost: LostCallback | None = None,
+    ):
+        if backoff is not None and not isinstance(backoff, ExponentialBackOff | ConstantBackOff):
+            raise ArgumentTypeError(
+                f"spin lock {name!r}: backoff must be an ExponentialBackOff or a"
+                f" ConstantBackOff, not {backoff!r}"
+            )
+        self.kind = SpinKind(backoff)
+        super().__init__(client, name, on_lock_lost=on_lock_lost)

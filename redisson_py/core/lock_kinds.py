@@ -1,0 +1,393 @@
+"""The lock kinds: for each, its data layout (Redisson's) and the commands that act on it.
+
+Every lock kind shares the reentrant lock's algorithms (:mod:`redisson_py.core.lock_flows`
+for one lock, :mod:`redisson_py.core.multi_flows` for MultiLock/RedLock, and the
+watchdog's rounds): waiting with deadlines, replica sync, request ids that make retries
+count once, undoing a wait that gives up, renewal, loss reports. What differs between
+kinds is only which scripts run with which keys, where a waiter listens, and how a
+waiter sleeps; a :class:`LockKind` says that, and the flows ask it.
+
+All acquire scripts answer alike: ``{1, hold count[, token]}`` granted, ``{0, ms}`` held
+by another (how long until a retry is worth it), ``{2, 0}`` stale request, ``{3, 0}``
+refused (a non-reentrant lock's holder asked again). Release scripts answer the holds
+the owner has left, or nil when it held none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from redisson_py.core import naming, scripts
+from redisson_py.core.backoff import BackOff, ExponentialBackOff
+from redisson_py.core.effects import Arg, Command, ScriptCommand
+from redisson_py.core.scripts import fair, fenced, rwlock
+
+if TYPE_CHECKING:
+    from redisson_py.core.holds import Hold
+    from redisson_py.core.lock_flows import LockRef
+
+ACQUIRE_LATCH_PREFIX = "redisson_py_acquire:"
+
+
+def acquire_latch_field(owner: str) -> str:
+    """The hash field where a lock records ``owner``'s last applied acquire request.
+    redisson-py's own (Redisson has none); it never looks like an owner field."""
+    return ACQUIRE_LATCH_PREFIX + owner
+
+
+def new_request_id() -> str:
+    """A fresh request id: a letter, then 32 hex digits (as uuid4().hex, a quarter of
+    the cost). The letter keeps Lua's ``tonumber`` from ever reading it as a count."""
+    return "r" + os.urandom(16).hex()
+
+
+def _millis(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def renew_flags(holds: Sequence[Hold]) -> tuple[str, ...]:
+    """The renewal scripts' per-lock flags: none when every hold is the watchdog's,
+    else ``1`` (renew) or ``0`` (only check: a leased hold) per hold."""
+    if all(h.watchdog for h in holds):
+        return ()
+    return tuple("1" if h.watchdog else "0" for h in holds)
+
+
+class LockKind:
+    """The reentrant lock (Redisson's ``RLock``); the other kinds override what differs.
+
+    Instances are immutable and shared; ``label`` names the kind in messages and docs.
+    """
+
+    label = "reentrant"
+    channel_prefix = naming.LOCK_CHANNEL_PREFIX
+    """Prefix of the channel its releases are announced on."""
+    owner_suffix = ""
+    """Appended to ``<client id>:<owner id>`` to make the owner's hash field."""
+    reentrant = True
+    queues = False
+    """True when waiters queue (a fair lock): a wait that ends without the lock leaves
+    the queue (see :meth:`undo`)."""
+    release_message = naming.UNLOCK_MESSAGE
+    renew_script = scripts.RENEW
+    """The watchdog groups holds by this, one script call per group and slot."""
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        """Auxiliary key names of lock ``name`` the scripts need (computed once per lock)."""
+        return ()
+
+    def publish_command(self, ref: LockRef) -> str:
+        return ref.target.publish_command
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        """One attempt of acquire ``request_id``; ``wait_ms`` and ``queue`` matter only to
+        kinds with a waiter queue (how long this waiter may wait; whether to join)."""
+        script = scripts.ACQUIRE if self.reentrant else scripts.ACQUIRE_NON_REENTRANT
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(script, (ref.name,), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        """Take back what acquire ``request_id`` applied (if anything), and leave the
+        waiter queue, for a wait that ended without the lock."""
+        args = (
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            self.release_message,
+            self.publish_command(ref),
+        )
+        return ScriptCommand(scripts.UNDO_ACQUIRE, (ref.name, ref.channel), args)
+
+    def release(self, ref: LockRef) -> ScriptCommand:
+        """Release one hold, with a request id of its own (its latch key)."""
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            _millis(ref.state.settings.latch_ttl),
+        )
+        return ScriptCommand(scripts.RELEASE, (ref.name, ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        """Delete the lock whoever holds it, waking its waiters."""
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(scripts.FORCE_RELEASE, (ref.name, ref.channel), args)
+
+    def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
+        """Renew (or, for leased holds, check) ``holds``, all in one slot."""
+        args: tuple[Arg, ...] = (ttl_ms, *(h.owner for h in holds), *renew_flags(holds))
+        return ScriptCommand(self.renew_script, tuple(h.name for h in holds), args)
+
+    def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
+        return ScriptCommand(scripts.EXTEND, (ref.name,), (ttl_ms, ref.owner))
+
+    def locked(self, ref: LockRef) -> Command:
+        """A command whose reply :meth:`is_locked` reads: is the lock held by anyone?"""
+        return ("EXISTS", ref.name)
+
+    def is_locked(self, reply: Any) -> bool:
+        return int(reply) == 1
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        """Where a waiter of ``ref`` listens for its turn (None: it polls)."""
+        return ref.channel
+
+    def backoff(self) -> Iterator[float] | None:
+        """The sleeps between tries of a kind that polls (None: it listens)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<lock kind {self.label}>"
+
+
+class NonReentrantKind(LockKind):
+    """Redisson's ``RedissonNonReentrantLock``: the holder's second acquire is refused."""
+
+    label = "non-reentrant"
+    reentrant = False
+
+
+class FencedKind(LockKind):
+    """Redisson's ``RFencedLock``: a first acquire increments the token counter."""
+
+    label = "fenced"
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (naming.prefixed_name(fenced.TOKEN_PREFIX, name, by_slot=by_slot),)
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(fenced.ACQUIRE_FENCED, (ref.name, ref.aux[0]), args)
+
+
+class SpinKind(LockKind):
+    """Redisson's ``RSpinLock``: no pub/sub; waiters retry after a back-off."""
+
+    label = "spin"
+
+    def __init__(self, policy: BackOff | None = None) -> None:
+        self.policy = policy or ExponentialBackOff()
+
+    def publish_command(self, ref: LockRef) -> str:
+        return ""  # nobody listens: Redisson's spin lock publishes nothing
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        return None
+
+    def backoff(self) -> Iterator[float] | None:
+        return self.policy.delays()
+
+
+class FairKind(LockKind):
+    """Redisson's ``RFairLock`` (and, with ``reentrant=False``, its non-reentrant twin):
+    waiters queue, each wakes on its own channel; see :mod:`redisson_py.core.scripts.fair`."""
+
+    label = "fair"
+    queues = True
+
+    def __init__(self, *, reentrant: bool = True) -> None:
+        self.reentrant = reentrant
+        if not reentrant:
+            self.label = "non-reentrant fair"
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (
+            naming.prefixed_name(fair.QUEUE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair.TIMEOUT_PREFIX, name, by_slot=by_slot),
+        )
+
+    def _keys(self, ref: LockRef) -> tuple[str, str, str]:
+        return (ref.name, ref.aux[0], ref.aux[1])
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (
+            lease_ms,
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            wait_ms,
+            _millis(ref.state.wall_clock()),
+            "1" if queue else "0",
+            "1" if self.reentrant else "0",
+        )
+        return ScriptCommand(fair.ACQUIRE_FAIR, self._keys(ref), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        args = (
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            self.release_message,
+            self.publish_command(ref),
+            wait_ms,
+        )
+        return ScriptCommand(fair.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
+
+    def release(self, ref: LockRef) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            _millis(ref.state.settings.latch_ttl),
+            _millis(ref.state.wall_clock()),
+        )
+        return ScriptCommand(fair.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (
+            self.release_message,
+            self.publish_command(ref),
+            _millis(ref.state.wall_clock()),
+        )
+        return ScriptCommand(fair.FORCE_RELEASE_FAIR, (*self._keys(ref), ref.channel), args)
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        return f"{ref.channel}:{ref.owner}"
+
+
+class ReadKind(LockKind):
+    """The read half of Redisson's ``RReadWriteLock``; see
+    :mod:`redisson_py.core.scripts.rwlock`."""
+
+    label = "read"
+    channel_prefix = rwlock.CHANNEL_PREFIX
+    release_message = rwlock.READ_UNLOCK_MESSAGE
+    renew_script = rwlock.RENEW_READ
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (naming.key_prefix(name, by_slot=by_slot),)
+
+    @staticmethod
+    def timeout_prefix(ref: LockRef) -> str:
+        """The prefix of this owner's per-hold timeout keys."""
+        return f"{ref.aux[0]}:{ref.owner}:rwlock_timeout"
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (
+            lease_ms,
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            ref.owner + rwlock.WRITE_SUFFIX,
+        )
+        return ScriptCommand(rwlock.ACQUIRE_READ, (ref.name, self.timeout_prefix(ref)), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0])
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            request_id,
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.UNDO_READ, keys, args)
+
+    def release(self, ref: LockRef) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch)
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            _millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.RELEASE_READ, keys, args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(rwlock.FORCE_RELEASE_READ, (ref.name, ref.channel), args)
+
+    def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
+        prefixes = (naming.key_prefix(h.name, by_slot=h.target.routes_by_slot) for h in holds)
+        args: tuple[Arg, ...] = (
+            ttl_ms,
+            *(h.owner for h in holds),
+            *prefixes,
+            *renew_flags(holds),
+        )
+        return ScriptCommand(self.renew_script, tuple(h.name for h in holds), args)
+
+    def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
+        keys = (ref.name, self.timeout_prefix(ref))
+        return ScriptCommand(rwlock.EXTEND_READ, keys, (ttl_ms, ref.owner))
+
+    def locked(self, ref: LockRef) -> Command:
+        return ScriptCommand(rwlock.IS_READ_LOCKED, (ref.name,), ())
+
+
+class WriteKind(LockKind):
+    """The write half of Redisson's ``RReadWriteLock``: the owner's field ends in
+    ``:write``."""
+
+    label = "write"
+    channel_prefix = rwlock.CHANNEL_PREFIX
+    owner_suffix = rwlock.WRITE_SUFFIX
+    release_message = rwlock.WRITE_UNLOCK_MESSAGE
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(rwlock.ACQUIRE_WRITE, (ref.name,), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            request_id,
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel), args)
+
+    def release(self, ref: LockRef) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            _millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.RELEASE_WRITE, (ref.name, ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(rwlock.FORCE_RELEASE_WRITE, (ref.name, ref.channel), args)
+
+    def locked(self, ref: LockRef) -> Command:
+        return ("HGET", ref.name, "mode")
+
+    def is_locked(self, reply: Any) -> bool:
+        return reply in (b"write", "write")
+
+
+REENTRANT = LockKind()
+NON_REENTRANT = NonReentrantKind()
+FENCED = FencedKind()
+FAIR = FairKind()
+NON_REENTRANT_FAIR = FairKind(reentrant=False)
+READ = ReadKind()
+WRITE = WriteKind()

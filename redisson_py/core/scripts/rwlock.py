@@ -1,0 +1,346 @@
+"""The read-write lock's scripts (Redisson's ``RReadWriteLock``).
+
+Data layout, Redisson's: one hash ``name`` with a field ``mode`` (``read`` or ``write``);
+a writer's field is ``<client id>:<owner id>:write``, a reader's ``<client id>:<owner
+id>``, each holding a hold count. Every read hold also has its own key
+``{name}:<owner field>:rwlock_timeout:<n>`` (n = 1 .. the reader's hold count) that
+expires with that hold's lease, so a dead reader's hold runs out on its own: the hash
+lives as long as its longest read hold (or its write hold). Readers share; a writer
+excludes everyone but itself, and may take read holds too (the lock then stays in
+``write`` mode until the writer's last write unlock turns it to ``read``).
+
+Channel ``redisson_rwlock:{name}``: a read unlock that frees the lock publishes ``0``
+(wakes one waiter), a write unlock publishes ``1``, which wakes every waiter (the
+readers among them may all enter). Redisson publishes nothing when a write unlock leaves
+the writer's own read holds; redisson-py publishes ``1`` then too, so readers waiting
+elsewhere enter at once rather than after the holder's TTL.
+
+A script that must find every reader's timeout keys builds their names from the hash's
+fields, as Redisson's do (they cannot be declared in KEYS; they share the lock's slot).
+It takes a field's value for a hold count only when it reads as a number, so the
+request-id fields redisson-py adds (see :mod:`redisson_py.core.scripts`) never count.
+"""
+
+from __future__ import annotations
+
+from redisson_py.core.scripts import Script, publish, request_check
+
+CHANNEL_PREFIX = "redisson_rwlock"
+WRITE_SUFFIX = ":write"
+READ_UNLOCK_MESSAGE = "0"
+WRITE_UNLOCK_MESSAGE = "1"
+"""Redisson's ``LockPubSub.READ_UNLOCK_MESSAGE``: wakes every waiter."""
+
+_SETTLE_AFTER_READ_RELEASE = """
+if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
+    local longest = -3
+    for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+        local count = tonumber(redis.call('hget', KEYS[1], field))
+        if count ~= nil then
+            for i = count, 1, -1 do
+                local hold = %(key_prefix)s .. ':' .. field .. ':rwlock_timeout:' .. i
+                longest = math.max(longest, redis.call('pttl', hold))
+            end
+        end
+    end
+    if longest > 0 then
+        redis.call('pexpire', KEYS[1], longest)
+    else
+        redis.call('del', KEYS[1])
+        %(publish)s
+    end
+end
+"""
+"""After a read hold went, in read mode: the hash lives as long as the longest read hold
+left (a dead reader's hold no longer counts once its timeout key is gone); with none
+left it is deleted and a waiter woken. In write mode the writer's hold keeps it as it is
+(a read acquire never leaves the hash shorter-lived than a read hold)."""
+
+_HOLDERS_LEFT = """
+local holders = false
+for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+    if field ~= 'mode' and tonumber(redis.call('hget', KEYS[1], field)) ~= nil then
+        holders = true
+        break
+    end
+end
+"""
+"""Sets ``holders``: does any field of the hash still count holds?"""
+
+
+def _after_write_release(message: str, command: str) -> str:
+    """After a writer's last write hold went: the lock is free (deleted) unless the
+    writer keeps read holds (then it is in ``read`` mode); waiters are woken either way."""
+    return (
+        _HOLDERS_LEFT
+        + f"""
+if holders then
+    redis.call('hset', KEYS[1], 'mode', 'read')
+else
+    redis.call('del', KEYS[1])
+end
+{publish("KEYS[2]", message, command)}
+"""
+    )
+
+
+ACQUIRE_READ = Script(
+    "acquire_read",
+    # KEYS[1] lock, KEYS[2] this reader's timeout-key prefix
+    # ({name}:<owner field>:rwlock_timeout)
+    # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
+    # request id (as ACQUIRE's), ARGV[5] the same owner's write field
+    # Reply: as ACQUIRE's. Granted while the lock is free, in read mode, or write-held
+    # by this same owner.
+    request_check()
+    + """
+local mode = redis.call('hget', KEYS[1], 'mode')
+local writer = mode == 'write' and redis.call('hexists', KEYS[1], ARGV[5]) == 1
+if mode == false or mode == 'read' or writer then
+    if mode == false then
+        redis.call('hset', KEYS[1], 'mode', 'read')
+    end
+    local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('set', KEYS[2] .. ':' .. count, 1, 'px', ARGV[1])
+    redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
+    redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+    return {1, count}
+end
+return {0, redis.call('pttl', KEYS[1])}
+""",
+)
+
+ACQUIRE_WRITE = Script(
+    "acquire_write",
+    # KEYS[1] lock
+    # ARGV[1] lease (ms), ARGV[2] write field, ARGV[3] acquire-latch field, ARGV[4]
+    # request id (as ACQUIRE's)
+    # Reply: as ACQUIRE's. Granted while the lock is free, or write-held by this owner
+    # (a reentrant write keeps the longer of the key's TTL and the lease).
+    request_check()
+    + """
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+    redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1, ARGV[3], ARGV[4])
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return {1, 1}
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
+    redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+    return {1, count}
+end
+return {0, redis.call('pttl', KEYS[1])}
+""",
+)
+
+_READ_RELEASE_ONE = """
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+redis.call('del', KEYS[3] .. ':' .. (left + 1))
+if left <= 0 then
+    left = 0
+    redis.call('hdel', KEYS[1], ARGV[2], ARGV[5])
+end
+"""
+"""Take one read hold of ARGV[2] (KEYS[3] its timeout-key prefix; ARGV[5] its
+acquire-latch field, dropped with its last hold); sets ``left``."""
+
+RELEASE_READ = Script(
+    "release_read",
+    # KEYS[1] lock, KEYS[2] channel, KEYS[3] this reader's timeout-key prefix, KEYS[4]
+    # the prefix of every reader's timeout keys ({name}), KEYS[5] this request's latch
+    # ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch
+    # lifetime (ms), ARGV[5] acquire-latch field
+    # Reply: as RELEASE's (this owner's read holds left, or nil when it held none).
+    """
+local done = redis.call('get', KEYS[5])
+if done ~= false then
+    return tonumber(done)
+end
+if redis.call('hget', KEYS[1], 'mode') == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return nil
+end
+"""
+    + _READ_RELEASE_ONE
+    + _SETTLE_AFTER_READ_RELEASE
+    % {"key_prefix": "KEYS[4]", "publish": publish("KEYS[2]", "ARGV[1]", "ARGV[3]")}
+    + """
+redis.call('set', KEYS[5], left, 'px', ARGV[4])
+return left
+""",
+)
+
+UNDO_READ = Script(
+    "undo_read",
+    # KEYS[1] lock, KEYS[2] channel, KEYS[3] this reader's timeout-key prefix, KEYS[4]
+    # every reader's prefix
+    # ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command, ARGV[4] request
+    # id, ARGV[5] acquire-latch field
+    # Takes back the read hold request ARGV[4] applied, if it did (as UNDO_ACQUIRE).
+    # Reply: 1 when a hold was taken back, else 0.
+    """
+if redis.call('hget', KEYS[1], ARGV[5]) ~= ARGV[4] then
+    return 0
+end
+"""
+    + _READ_RELEASE_ONE
+    + """
+if left > 0 then
+    redis.call('hset', KEYS[1], ARGV[5], 'undone:' .. ARGV[4])
+end
+"""
+    + _SETTLE_AFTER_READ_RELEASE
+    % {"key_prefix": "KEYS[4]", "publish": publish("KEYS[2]", "ARGV[1]", "ARGV[3]")}
+    + """
+return 1
+""",
+)
+
+RELEASE_WRITE = Script(
+    "release_write",
+    # KEYS[1] lock, KEYS[2] channel, KEYS[3] this request's latch
+    # ARGV[1] message (1), ARGV[2] write field, ARGV[3] publish command, ARGV[4] latch
+    # lifetime (ms), ARGV[5] acquire-latch field
+    # Reply: as RELEASE's (write holds left, or nil when the owner held none).
+    """
+local done = redis.call('get', KEYS[3])
+if done ~= false then
+    return tonumber(done)
+end
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if left <= 0 then
+    left = 0
+    redis.call('hdel', KEYS[1], ARGV[2], ARGV[5])"""
+    + _after_write_release("ARGV[1]", "ARGV[3]")
+    + """
+end
+redis.call('set', KEYS[3], left, 'px', ARGV[4])
+return left
+""",
+)
+
+UNDO_WRITE = Script(
+    "undo_write",
+    # KEYS[1] lock, KEYS[2] channel
+    # ARGV[1] message (1), ARGV[2] write field, ARGV[3] publish command, ARGV[4] request
+    # id, ARGV[5] acquire-latch field
+    # Takes back the write hold request ARGV[4] applied, if it did (as UNDO_ACQUIRE).
+    # Reply: 1 when a hold was taken back, else 0.
+    """
+if redis.call('hget', KEYS[1], ARGV[5]) ~= ARGV[4] then
+    return 0
+end
+if redis.call('hincrby', KEYS[1], ARGV[2], -1) <= 0 then
+    redis.call('hdel', KEYS[1], ARGV[2], ARGV[5])"""
+    + _after_write_release("ARGV[1]", "ARGV[3]")
+    + """
+else
+    redis.call('hset', KEYS[1], ARGV[5], 'undone:' .. ARGV[4])
+end
+return 1
+""",
+)
+
+RENEW_READ = Script(
+    "renew_read",
+    # KEYS[i] lock i, all in one hash slot
+    # ARGV[1] new TTL (ms), ARGV[1 + i] owner field of lock i, ARGV[1 + n + i] the
+    # prefix of lock i's timeout keys ({name}), then optionally one flag per lock,
+    # ARGV[1 + 2n + i]: "0" checks without renewing (a leased hold), as RENEW's.
+    # Renews the owner's own timeout keys and keeps the hash at least that long (Redisson
+    # renews every reader's keys, which keeps a dead reader's hold alive; this does not).
+    # Reply: one integer per lock, 1 when the owner holds a read hold, else 0.
+    """
+local n = #KEYS
+local renewed = {}
+for i = 1, n do
+    local count = tonumber(redis.call('hget', KEYS[i], ARGV[1 + i]))
+    if count ~= nil and count > 0 then
+        if ARGV[1 + 2 * n + i] ~= '0' then
+            local prefix = ARGV[1 + n + i] .. ':' .. ARGV[1 + i] .. ':rwlock_timeout:'
+            for j = 1, count do
+                redis.call('pexpire', prefix .. j, ARGV[1])
+            end
+            redis.call('pexpire', KEYS[i], math.max(redis.call('pttl', KEYS[i]), tonumber(ARGV[1])))
+        end
+        renewed[i] = 1
+    else
+        renewed[i] = 0
+    end
+end
+return renewed
+""",
+)
+
+EXTEND_READ = Script(
+    "extend_read",
+    # KEYS[1] lock, KEYS[2] this reader's timeout-key prefix
+    # ARGV[1] new TTL (ms, from now), ARGV[2] owner field
+    # Reply: the owner's read hold count (its holds now expire ARGV[1] ms from now, and
+    # the hash no sooner), or nil when it holds none.
+    """
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if count == nil then
+    return nil
+end
+for j = 1, count do
+    redis.call('pexpire', KEYS[2] .. ':' .. j, ARGV[1])
+end
+redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+return count
+""",
+)
+
+FORCE_RELEASE_READ = Script(
+    "force_release_read",
+    # KEYS[1] lock, KEYS[2] channel; ARGV[1] message (0), ARGV[2] publish command
+    # Reply: 1 when the lock was read-held and is now deleted (waiters told), else 0.
+    f"""
+if redis.call('hget', KEYS[1], 'mode') == 'read' then
+    redis.call('del', KEYS[1])
+    {publish("KEYS[2]", "ARGV[1]", "ARGV[2]")}
+    return 1
+end
+return 0
+""",
+)
+
+FORCE_RELEASE_WRITE = Script(
+    "force_release_write",
+    # KEYS[1] lock, KEYS[2] channel; ARGV[1] message (1), ARGV[2] publish command
+    # Reply: 1 when the lock was write-held and is now deleted (waiters told), else 0.
+    f"""
+if redis.call('hget', KEYS[1], 'mode') == 'write' then
+    redis.call('del', KEYS[1])
+    {publish("KEYS[2]", "ARGV[1]", "ARGV[2]")}
+    return 1
+end
+return 0
+""",
+)
+
+IS_READ_LOCKED = Script(
+    "is_read_locked",
+    # KEYS[1] lock. Reply: 1 when some owner holds a read hold (in read mode, or the
+    # writer's own read holds in write mode), else 0.
+    """
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == 'read' then
+    return 1
+end
+if mode == 'write' then
+    for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+        local reader = field ~= 'mode' and string.sub(field, -6) ~= ':write'
+        if reader and tonumber(redis.call('hget', KEYS[1], field)) ~= nil then
+            return 1
+        end
+    end
+end
+return 0
+""",
+)

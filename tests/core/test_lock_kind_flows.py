@@ -1,0 +1,190 @@
+"""The lock kinds' decisions, stepped through without Redis (as test_lock_flows): each
+kind runs its own scripts on its own keys through the one set of lock flows, a fair
+waiter queues and leaves the queue when it gives up, a spin lock polls with its back-off
+instead of subscribing, a non-reentrant lock refuses its holder at once, and the
+watchdog renews read holds with the read-lock script. Behaviour against real servers:
+integration/family/."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from redisson_py.core import lock_flows, lock_kinds, renewal
+from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
+from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core.effects import (
+    Background,
+    Call,
+    CallResult,
+    Effect,
+    Gather,
+    ScriptCommand,
+    Sleep,
+    Subscribe,
+    Unsubscribe,
+    WaitSignal,
+)
+from redisson_py.core.scripts import fair, rwlock
+from redisson_py.errors import ArgumentError, LockReentryError
+from tests.core.test_lock_flows import Stepper, granted, held
+
+
+class Target:
+    publish_command = "publish"
+    routes_by_slot = False
+
+    def describe(self, name: str) -> str:
+        return "redis://127.0.0.1:6379"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_ref(kind: lock_kinds.LockKind, **settings: Any) -> lock_flows.LockRef:
+    state = ClientState(
+        LockSettings(retry_attempts=2, **settings), clock=FakeClock(), wall_clock=lambda: 1000.0
+    )
+    owner = f"{state.client_id}:1{kind.owner_suffix}"
+    return lock_flows.LockRef("res", owner, Target(), state, kind=kind)
+
+
+def command_of(effect: Effect | None) -> ScriptCommand:
+    assert isinstance(effect, Call), effect
+    command = effect.commands[0]
+    assert isinstance(command, ScriptCommand)
+    return command
+
+
+def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() -> None:
+    ref = make_ref(lock_kinds.FAIR, fair_lock_wait_timeout=300.0)
+    clock = ref.state.clock
+    assert isinstance(clock, FakeClock)
+    step = Stepper(lock_flows.try_lock(ref, 2.0, None))
+    command = command_of(step.effect)
+    assert command.script is fair.ACQUIRE_FAIR
+    assert command.keys == ("res", "redisson_lock_queue:{res}", "redisson_lock_timeout:{res}")
+    lease, owner, _latch, request_id, wait_ms, now_ms, queue, reentrant = command.args
+    assert (lease, owner, wait_ms, now_ms, queue, reentrant) == (
+        30000,
+        ref.owner,
+        2000,  # a try_lock's wait is its place's timeout, as Redisson's
+        1000000,
+        "1",
+        "1",
+    )
+    subscribe = step.send(held(500))
+    assert isinstance(subscribe, Subscribe)
+    assert subscribe.channel == f"redisson_lock__channel:{{res}}:{ref.owner}"
+    step.send(object())  # subscribed: tries again
+    wait = step.send(held(500))
+    assert isinstance(wait, WaitSignal) and wait.timeout == pytest.approx(0.5)
+    clock.now += 2.0  # the wait runs out
+    step.send(False)
+    assert command_of(step.effect).script is fair.ACQUIRE_FAIR  # one last try
+    leave = step.send(held(500))
+    # Not granted: the waiter leaves the queue, in the background, though every attempt
+    # was answered (a queued waiter would otherwise block the ones behind it).
+    assert isinstance(leave, Background)
+    undo = command_of(next(leave.flow))
+    assert undo.script is fair.UNDO_FAIR and undo.args[2] == request_id and undo.args[5] == 2000
+    assert isinstance(step.send(None), Unsubscribe)
+    step.send(None)
+    assert step.done and step.result is False
+
+
+def test_a_fair_lock_tried_once_never_queues_and_lock_waits_use_the_wait_timeout() -> None:
+    ref = make_ref(lock_kinds.FAIR, fair_lock_wait_timeout=7.0)
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    assert command_of(step.effect).args[6] == "0"
+    step.send(held(100))
+    assert step.done and step.result is False  # nothing to leave: no Background undo
+    forever = Stepper(lock_flows.try_lock(ref, None, None))
+    args = command_of(forever.effect).args
+    assert args[4] == 7000 and args[6] == "1"
+
+
+def test_a_spin_lock_polls_with_its_backoff_and_never_subscribes() -> None:
+    ref = make_ref(lock_kinds.SpinKind(ConstantBackOff(0.05)))
+    step = Stepper(lock_flows.try_lock(ref, 1.0, None))
+    sleeps = []
+    for _ in range(3):
+        effect = step.send(held(30_000))
+        assert isinstance(effect, Sleep), effect
+        sleeps.append(effect.seconds)
+        step.send(None)
+    assert sleeps == [0.05, 0.05, 0.05]  # the back-off, not the holder's TTL
+    assert command_of(step.effect).script.name == "acquire"
+    assert step.send(granted()) is None and step.result is True
+
+
+def test_the_exponential_backoff_doubles_up_to_its_maximum() -> None:
+    delays = ExponentialBackOff(initial_delay=0.001, max_delay=0.128).delays()
+    first = [next(delays) for _ in range(12)]
+    assert first[0] == 0.001
+    assert all(b >= a for a, b in itertools.pairwise(first))
+    assert first[-1] == 0.128
+    with pytest.raises(ArgumentError):
+        ExponentialBackOff(max_delay=0)
+
+
+def test_a_spin_lock_release_publishes_nothing() -> None:
+    ref = make_ref(lock_kinds.SpinKind())
+    release = ref.kind.release(ref)
+    assert release.args[2] == ""  # the script's publish command: none
+
+
+@pytest.mark.parametrize("kind", [lock_kinds.NON_REENTRANT, lock_kinds.NON_REENTRANT_FAIR])
+def test_a_non_reentrant_lock_refuses_its_holder_at_once(kind: lock_kinds.LockKind) -> None:
+    ref = make_ref(kind)
+    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    with pytest.raises(LockReentryError, match="not reentrant"):
+        step.send(CallResult(([3, 0],)))
+
+
+def test_read_and_write_holds_use_their_fields_and_the_read_holds_their_timeout_keys() -> None:
+    read = make_ref(lock_kinds.READ)
+    command = command_of(Stepper(lock_flows.try_lock(read, 0.0, None)).effect)
+    assert command.script is rwlock.ACQUIRE_READ
+    assert command.keys == ("res", f"{{res}}:{read.owner}:rwlock_timeout")
+    assert command.args[4] == read.owner + ":write"
+    assert read.channel == "redisson_rwlock:{res}"
+    write = make_ref(lock_kinds.WRITE)
+    command = command_of(Stepper(lock_flows.try_lock(write, 0.0, None)).effect)
+    assert command.script is rwlock.ACQUIRE_WRITE and command.args[1].endswith(":write")
+    assert write.kind.release(write).args[0] == "1"  # a write unlock wakes every waiter
+
+
+def test_the_watchdog_renews_read_holds_with_the_read_script_in_their_own_call() -> None:
+    state = ClientState(LockSettings(watchdog_timeout=3.0))
+    target = Target()
+    for name, kind in (("a", lock_kinds.REENTRANT), ("b", lock_kinds.READ), ("c", lock_kinds.FAIR)):
+        state.holds.acquired(
+            name,
+            f"{state.client_id}:1",
+            1,
+            target=target,
+            lease=None,
+            watchdog_timeout=3.0,
+            now=state.clock(),
+            on_lost=lambda hold, reason: None,
+            kind=kind,
+        )
+    gather = next(renewal.renew_round(state))
+    assert isinstance(gather, Gather)
+    scripts_sent = sorted(
+        (c.commands[0].script.name, c.commands[0].keys)  # type: ignore[union-attr]
+        for c in gather.calls
+    )
+    assert scripts_sent == [("renew", ("a", "c")), ("renew_read", ("b",))]
+    read_call = next(c for c in gather.calls if c.commands[0].keys == ("b",))  # type: ignore[union-attr]
+    command = read_call.commands[0]
+    assert isinstance(command, ScriptCommand)
+    assert command.args == (3000, f"{state.client_id}:1", "{b}")
