@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from redisson_py.config import Config
 from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
+from redisson_py.core.fencing import Fence
 from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
@@ -33,16 +34,22 @@ from redisson_py.errors import (
     LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
+    PermitNotHeldError,
     RedissonError,
+    StaleTokenError,
     TopologyError,
     UsageError,
 )
 from redisson_py.sync.client import Redisson
+from redisson_py.sync.count_down_latch import CountDownLatch
 from redisson_py.sync.fenced_lock import FencedLock
+from redisson_py.sync.fenced_resource import FencedResource
 from redisson_py.sync.lock import Lock, current_owner_id
 from redisson_py.sync.lock_kinds import FairLock, NonReentrantFairLock, NonReentrantLock, SpinLock
 from redisson_py.sync.multilock import MultiLock, RedLock
+from redisson_py.sync.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.sync.read_write_lock import ReadLock, ReadWriteLock, WriteLock
+from redisson_py.sync.semaphore import Semaphore
 
 __version__ = "0.1.0"
 
@@ -57,9 +64,12 @@ __all__ = [
     "ConfigFileError",
     "ConnectError",
     "ConstantBackOff",
+    "CountDownLatch",
     "ExponentialBackOff",
     "FairLock",
+    "Fence",
     "FencedLock",
+    "FencedResource",
     "InvalidLockNameError",
     "Lock",
     "LockLost",
@@ -71,12 +81,16 @@ __all__ = [
     "NoSyncedReplicasError",
     "NonReentrantFairLock",
     "NonReentrantLock",
+    "PermitExpirableSemaphore",
+    "PermitNotHeldError",
     "ReadLock",
     "ReadWriteLock",
     "RedLock",
     "Redisson",
     "RedissonError",
+    "Semaphore",
     "SpinLock",
+    "StaleTokenError",
     "TopologyError",
     "UsageError",
     "WriteLock",

@@ -130,6 +130,18 @@ class LockReentryError(RedissonError, RuntimeError):
         self.lock_name = lock_name
 
 
+class PermitNotHeldError(RedissonError, ValueError):
+    """A permit-expirable semaphore's ``release(permit_id)`` named a permit that is not
+    acquired: never acquired, released already, or its lease ended (Redisson raises
+    ``IllegalArgumentException``). Nothing changed. ``name`` and ``permit_id`` say which
+    semaphore and permit."""
+
+    def __init__(self, message: str, *, name: str, permit_id: str):
+        super().__init__(message)
+        self.name = name
+        self.permit_id = permit_id
+
+
 class LockTimeoutError(RedissonError, TimeoutError):
     """A call that must run under a lock could not have it within its wait time
     (raised by ``client.synchronized(name, wait_time=...)``); ``lock_name`` and
@@ -166,3 +178,32 @@ class LockUnavailableError(RedissonError):
     def __init__(self, message: str, errors: Mapping[str, BaseException]):
         super().__init__(message)
         self.errors = dict(errors)
+
+
+class StaleTokenError(RedissonError):
+    """A fenced resource refused a write: its token is smaller than the highest token
+    the resource accepted (``highest``), or equal to it but first written by another
+    owner (``tie``: a failover of the lock's deployment gave two holders one token, and
+    the other wrote first). Nothing was written.
+
+    The writer is no longer the holder the resource follows: it must stop its critical
+    section, and take the lock again for a new token if the work must still be done.
+    ``resource``, ``token`` and ``address`` say which resource, token and node.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        resource: str,
+        token: int,
+        highest: int,
+        tie: bool,
+        address: str | None = None,
+    ):
+        super().__init__(message)
+        self.resource = resource
+        self.token = token
+        self.highest = highest
+        self.tie = tie
+        self.address = address

@@ -40,6 +40,15 @@ def test_replica_sync_never_grants_twice(replicated: str, redis_backend: str) ->
     assert summary.operations == 0  # A's grant was never confirmed: it was told
 
 
+def test_fencing_refuses_the_stale_holders_write(replicated: str, redis_backend: str) -> None:
+    [summary] = run_scenario(
+        "race", topology=replicated, runs=RUNS, backend=redis_backend, modes=["fencing"]
+    )
+    print(markdown_table([summary]))
+    assert summary.operations == summary.runs  # two holders, and the stale one wrote...
+    assert summary.violations == 0  # ...after the new one: refused, though both had one token
+
+
 # The stale-view variants (issue 10): one run of two combinations in CI; set
 # REDISSON_PY_CHAOS_VARIANTS=all for all four, REDISSON_PY_CHAOS_RUNS=10 for the README's.
 STALE_VIEWS = (

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from redisson_py.asyncio.client import Redisson
+from redisson_py.asyncio.count_down_latch import CountDownLatch
 from redisson_py.asyncio.fenced_lock import FencedLock
+from redisson_py.asyncio.fenced_resource import FencedResource
 from redisson_py.asyncio.lock import Lock, current_owner_id
 from redisson_py.asyncio.lock_kinds import (
     FairLock,
@@ -12,9 +14,12 @@ from redisson_py.asyncio.lock_kinds import (
     SpinLock,
 )
 from redisson_py.asyncio.multilock import MultiLock, RedLock
+from redisson_py.asyncio.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.asyncio.read_write_lock import ReadLock, ReadWriteLock, WriteLock
+from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.config import Config
 from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
+from redisson_py.core.fencing import Fence
 from redisson_py.core.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
@@ -31,11 +36,13 @@ from redisson_py.errors import (
     LockTimeoutError,
     LockUnavailableError,
     NoSyncedReplicasError,
+    PermitNotHeldError,
     RedissonError,
+    StaleTokenError,
     UsageError,
 )
 
-# Config, LockLost and the errors are the same objects as in ``redisson_py``; they are
+# Config, Fence, LockLost and the errors are the same objects as in ``redisson_py``; they are
 # here too so an asyncio program needs one import.
 __all__ = [
     "ArgumentError",
@@ -48,9 +55,12 @@ __all__ = [
     "ConfigFileError",
     "ConnectError",
     "ConstantBackOff",
+    "CountDownLatch",
     "ExponentialBackOff",
     "FairLock",
+    "Fence",
     "FencedLock",
+    "FencedResource",
     "InvalidLockNameError",
     "Lock",
     "LockLost",
@@ -62,12 +72,16 @@ __all__ = [
     "NoSyncedReplicasError",
     "NonReentrantFairLock",
     "NonReentrantLock",
+    "PermitExpirableSemaphore",
+    "PermitNotHeldError",
     "ReadLock",
     "ReadWriteLock",
     "RedLock",
     "Redisson",
     "RedissonError",
+    "Semaphore",
     "SpinLock",
+    "StaleTokenError",
     "UsageError",
     "WriteLock",
     "current_owner_id",

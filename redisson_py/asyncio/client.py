@@ -10,7 +10,9 @@ from typing import Any, ParamSpec, TypeVar
 import redis.asyncio as aioredis
 
 from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio.count_down_latch import CountDownLatch
 from redisson_py.asyncio.fenced_lock import FencedLock
+from redisson_py.asyncio.fenced_resource import FencedResource
 from redisson_py.asyncio.lock import Lock
 from redisson_py.asyncio.lock_kinds import (
     FairLock,
@@ -19,7 +21,9 @@ from redisson_py.asyncio.lock_kinds import (
     SpinLock,
 )
 from redisson_py.asyncio.manager import ConnectionManager
+from redisson_py.asyncio.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.asyncio.read_write_lock import ReadWriteLock
+from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.asyncio.watchdog import Watchdog
 from redisson_py.config.model import Config
 from redisson_py.core.backoff import BackOff
@@ -148,6 +152,15 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         self._check_open()
         return FencedLock(self, name, on_lock_lost=on_lock_lost)
 
+    def get_fenced_resource(self, name: str) -> FencedResource:
+        """The fenced resource ``name``: a Redis key (string or hash) that accepts a
+        write only with a fencing token at least as large as every token it accepted,
+        an equal one only from the owner that first wrote with it (see
+        :class:`~redisson_py.asyncio.FencedResource`). Keep it where the lock's failover
+        cannot roll it back, such as another deployment's client."""
+        self._check_open()
+        return FencedResource(self, name)
+
     # --- lock kinds: read-write ---
 
     def get_read_write_lock(self, name: str) -> ReadWriteLock:
@@ -157,6 +170,26 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         return ReadWriteLock(self, name)
 
     # --- lock kinds: semaphores, count-down latch ---
+
+    def get_semaphore(self, name: str) -> Semaphore:
+        """The semaphore ``name`` (Redisson's ``getSemaphore``): permits counted at the
+        key ``name``, shared with every client; raises
+        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        self._check_open()
+        return Semaphore(self, name)
+
+    def get_permit_expirable_semaphore(self, name: str) -> PermitExpirableSemaphore:
+        """The permit-expirable semaphore ``name`` (Redisson's
+        ``getPermitExpirableSemaphore``): each acquire returns a permit id, and a leased
+        permit comes back by itself when its lease ends."""
+        self._check_open()
+        return PermitExpirableSemaphore(self, name)
+
+    def get_count_down_latch(self, name: str) -> CountDownLatch:
+        """The count-down latch ``name`` (Redisson's ``getCountDownLatch``): waiters go
+        on when its count reaches zero."""
+        self._check_open()
+        return CountDownLatch(self, name)
 
     def redis(self, name: str = "") -> aioredis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the

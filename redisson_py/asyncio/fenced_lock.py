@@ -6,6 +6,7 @@ from __future__ import annotations
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import Lock
 from redisson_py.core import fenced_flows
+from redisson_py.core.fencing import Fence
 from redisson_py.core.handles import check_lease, check_wait
 from redisson_py.core.lock_kinds import FENCED
 
@@ -14,10 +15,13 @@ class FencedLock(Lock):
     """A reentrant lock with a fencing token: the counter ``redisson_lock_token:{name}``,
     incremented by every first acquire (a reentrant one keeps the token), as Redisson's.
 
-    Pass the token to the resource the lock protects, and have the resource refuse a
-    write whose token is smaller than one it has seen: a holder that was paused past its
-    lease and then writes is refused, which no lock alone can promise. Everything of
-    :class:`Lock` applies (watchdog, leases, waiting, replica sync).
+    Pass the token (or the :meth:`fence`, token and owner) to the resource the lock
+    protects, and have the resource refuse a write whose token is smaller than one it
+    has seen, or equal to it from another owner (a failover can give two holders one
+    token): a holder that was paused past its lease and then writes is refused, which no
+    lock alone can promise. :class:`~redisson_py.asyncio.FencedResource` does it for a
+    value in Redis. Everything of :class:`Lock` applies (watchdog, leases, waiting,
+    replica sync).
     """
 
     kind = FENCED
@@ -50,3 +54,14 @@ class FencedLock(Lock):
         """The lock's current token (the last holder's), None before any acquire."""
         token: int | None = await run(self._flow(self._owner(), fenced_flows.get_token))
         return token
+
+    async def fence(self) -> Fence:
+        """This task's :class:`~redisson_py.Fence`: the token of its hold and its owner
+        field, for a :class:`~redisson_py.asyncio.FencedResource` (or your own resource)
+        to check. Its owner lets a resource tell apart two holders a failover gave one
+        token: the first of them to write keeps it.
+
+        Raises :class:`~redisson_py.LockNotOwnedError` when this task holds no hold.
+        """
+        fence: Fence = await run(self._flow(self._owner(), fenced_flows.fence))
+        return fence

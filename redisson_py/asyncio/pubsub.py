@@ -22,7 +22,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
-from redisson_py.core.subscriptions import ALL, ChannelSub, SubscriptionTable, WakeRule, wake_count
+from redisson_py.core.subscriptions import (
+    ALL,
+    ChannelSub,
+    SubscriptionTable,
+    Waiter,
+    WakeRule,
+    wake_count,
+)
 
 if TYPE_CHECKING:
     from redisson_py.asyncio.manager import ConnectionManager
@@ -116,16 +123,17 @@ class _Listener:
 class Subscription:
     """A waiter's share of a channel subscription (what the lock flows wait on)."""
 
-    __slots__ = ("_closed", "_service", "_sub")
+    __slots__ = ("_closed", "_service", "_sub", "_waiter")
 
     def __init__(self, service: PubSubService, sub: ChannelSub):
         self._service = service
         self._sub = sub
+        self._waiter = Waiter(sub)
         self._closed = False
 
     async def wait(self, timeout: float) -> bool:
         """Until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
-        return await self._service._wait(self._sub, timeout)
+        return await self._service._wait(self._waiter, timeout)
 
     async def close(self) -> None:
         if not self._closed:
@@ -232,14 +240,14 @@ class PubSubService:
             )
         return Subscription(self, sub)
 
-    async def _wait(self, sub: ChannelSub, timeout: float) -> bool:
+    async def _wait(self, waiter: Waiter, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         with self._lock:
-            while not sub.take():
+            while not waiter.woken():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                await sub.waker.wait(left)
+                await waiter.sub.waker.wait(left)
             return True
 
     def _leave(self, sub: ChannelSub) -> None:

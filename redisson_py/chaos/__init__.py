@@ -5,7 +5,8 @@ Each scenario starts its own topology with the harness (:mod:`redisson_py.testin
 breaks it, and reports; :func:`redisson_py.chaos.suite.run_scenario` runs one several
 times and sums it up; ``redisson-py chaos SCENARIO`` prints the table. Scenarios:
 
-- ``race``: the replication race (a grant lost with its master), per mode;
+- ``race``: the replication race (a grant lost with its master), per mode (``fencing``:
+  the stale holder's write to a fenced resource after the new holder's);
 - ``load``: the master killed while 2 processes x 4 threads take the lock in turn;
 - ``crash``: a holder killed with SIGKILL;
 - ``lost-renewal``: the master paused past the watchdog timeout;

@@ -14,6 +14,14 @@ client instance) tries X.
   holders.
 - ``redlock``: five independent masters, one of which loses A's key the same way (killed
   and restarted empty); B cannot reach a quorum: never two holders.
+- ``fencing``: the ``sync-off`` race on a fenced lock, with a fenced resource on a
+  separate single Redis server (where the lock's failover cannot roll it back). A takes
+  the lock and its fence on the old master; B gets the lock on the promoted replica and
+  writes the resource with its fence; then A, the stale holder, writes. The race gives
+  both holders one token (A's increment of the counter died with the old master), so a
+  resource that accepts ``token >= highest`` would take A's write; the fenced resource
+  refuses it (the first writer of a token keeps it). A stale write accepted is a
+  violation.
 
 Variants of the replicated runs (the issue's stale views):
 
@@ -31,10 +39,11 @@ Variants of the replicated runs (the issue's stale views):
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
-from redisson_py import NoSyncedReplicasError, Redisson, RedLock
+from redisson_py import Fence, NoSyncedReplicasError, Redisson, RedLock, StaleTokenError
 from redisson_py.chaos.common import (
     client_configs,
     create_client,
@@ -48,7 +57,7 @@ from redisson_py.sync.lock import current_owner_id
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.topologies.waiting import NotYet, wait_until
 
-MODES = ("sync-off", "sync-on", "redlock")
+MODES = ("sync-off", "sync-on", "redlock", "fencing")
 VARIANTS = ("plain", "fresh", "rejoin")
 
 
@@ -65,6 +74,16 @@ class RaceRun:
     b_acquired: bool = False
     failover_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    a_token: int | None = None
+    """``fencing``: A's token, from the old master."""
+    b_token: int | None = None
+    """``fencing``: B's token, from the promoted replica."""
+    b_wrote: bool = False
+    """``fencing``: the resource accepted B's write."""
+    stale_write: bool | None = None
+    """``fencing``: the resource accepted A's write after B's (None: A did not write)."""
+    unfenced_stale_write: bool = False
+    """``fencing``: A's plain SET after B's overwrote B's value (an unfenced resource)."""
 
     @property
     def double_holder(self) -> bool:
@@ -88,6 +107,35 @@ def _promote(topology: Topology, kind: str, old: Node, replica: Node) -> Node:
         replica.command("CLUSTER", "FAILOVER", "TAKEOVER")
         return topology.wait_for_new_master(old, timeout=30.0)
     return promote_replica_of(topology, old)
+
+
+def _take(client: Redisson, name: str, wait: float, fenced: bool) -> Fence | bool:
+    """Take ``name`` within ``wait`` seconds: a fenced lock's fence (its token and owner)
+    or False; a plain lock's outcome."""
+    if not fenced:
+        return client.get_lock(name).try_lock(wait)
+    lock = client.get_fenced_lock(name)
+    return lock.fence() if lock.try_lock_and_get_token(wait) is not None else False
+
+
+def _write_after(run: RaceRun, store: Topology, name: str, a: Fence, b: Fence) -> None:
+    """B writes, then A (stale) does: to a fenced resource, and to a plain key as an
+    unfenced resource would be written; record what each accepted. Each writes through
+    its own client, as two processes would."""
+    [config] = client_configs(store)
+    fenced, plain = f"{name}:fenced", f"{name}:plain"
+    accepted = {}
+    for writer, fence in (("B", b), ("A", a)):
+        with Redisson.create(config) as client:
+            client.redis(plain).set(plain, writer)
+            try:
+                client.get_fenced_resource(fenced).set(writer, fence)
+                accepted[writer] = True
+            except StaleTokenError:
+                accepted[writer] = False
+            if writer == "A":
+                run.unfenced_stale_write = client.redis(plain).get(plain) == b"A"
+    run.b_wrote, run.stale_write = accepted["B"], accepted["A"]
 
 
 def _rejoin(topology: Topology, kind: str, name: str) -> Node:
@@ -119,8 +167,11 @@ def _rejoin(topology: Topology, kind: str, name: str) -> Node:
 
 
 def run_replicated(kind: str, mode: str, backend: str, variant: str = "plain") -> RaceRun:
-    """One run on a sentinel or cluster topology, replica sync off or on."""
-    with fresh_topology(kind, backend) as topology:
+    """One run on a sentinel or cluster topology, replica sync off or on (``fencing``:
+    off, on a fenced lock, with the fenced resource on a single server of its own)."""
+    fenced = mode == "fencing"
+    with fresh_topology(kind, backend) as topology, contextlib.ExitStack() as stack:
+        store = stack.enter_context(fresh_topology("single", backend)) if fenced else None
         name = unique("race")
         rejoined = _rejoin(topology, kind, name) if variant == "rejoin" else None
         if variant == "fresh" and kind == "sentinel":
@@ -132,11 +183,13 @@ def run_replicated(kind: str, mode: str, backend: str, variant: str = "plain") -
             master = master_of(topology, name)
             replica = rejoined or topology.replicas_of(master)[0]
             run = RaceRun(kind, mode, a_acquired=False, variant=variant)
+            a_grant: Fence | bool = False
             replica.pause()
             try:
                 master.command("CLIENT", "KILL", "TYPE", "replica")
                 try:
-                    run.a_acquired = a.get_lock(name).try_lock(0.0)
+                    a_grant = _take(a, name, 0.0, fenced)
+                    run.a_acquired = bool(a_grant)
                 except NoSyncedReplicasError as refusal:
                     run.a_refusal = str(refusal)
                 if variant == "fresh" and kind == "sentinel":
@@ -150,8 +203,13 @@ def run_replicated(kind: str, mode: str, backend: str, variant: str = "plain") -
             _promote(topology, kind, master, replica)
             run.failover_seconds = time.monotonic() - killed
             with create_client(config) as b:
-                run.b_acquired = b.get_lock(name).try_lock(5.0)
+                b_grant = _take(b, name, 5.0, fenced)
+                run.b_acquired = bool(b_grant)
                 run.a_still_believes = _believes(a, name)
+            if isinstance(a_grant, Fence) and isinstance(b_grant, Fence):
+                assert store is not None
+                run.a_token, run.b_token = a_grant.token, b_grant.token
+                _write_after(run, store, name, a_grant, b_grant)
             return run
         finally:
             a.shutdown()

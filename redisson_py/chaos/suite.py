@@ -41,9 +41,19 @@ def _race(
         outcomes.append(outcome)
         verdict = "DOUBLE HOLDER" if outcome.double_holder else "one holder"
         refused = f" (A refused: {outcome.a_refusal})" if outcome.a_refusal else ""
+        if mode == "fencing":
+            refused = f", tokens A {outcome.a_token} B {outcome.b_token}, " + (
+                "no stale write"
+                if outcome.stale_write is None
+                else "STALE WRITE ACCEPTED"
+                if outcome.stale_write
+                else "stale write refused"
+            )
         progress(f"race {outcome.topology} {label} run {index + 1}/{runs}: {verdict}{refused}")
     doubles = sum(o.double_holder for o in outcomes)
     p50, worst = _times([o.failover_seconds for o in outcomes if o.failover_seconds])
+    if mode == "fencing":
+        return _fencing_summary(outcomes, p50, worst)
     note = (
         f"race reproduced {doubles}/{runs}"
         if mode == "sync-off"
@@ -57,6 +67,35 @@ def _race(
         runs,
         doubles,
         sum(o.a_acquired for o in outcomes),
+        p50,
+        worst,
+        note,
+    )
+
+
+def _fencing_summary(outcomes: Sequence[race.RaceRun], p50: float, worst: float) -> Summary:
+    """The ``fencing`` row: violations are stale writes the resource accepted after the
+    new holder's; operations, the stale writes tried (one per double grant)."""
+    runs = len(outcomes)
+    tried = [o for o in outcomes if o.stale_write is not None]
+    ties = sum(o.a_token == o.b_token for o in tried)
+    naive = sum(
+        o.a_token is not None and o.b_token is not None and o.a_token >= o.b_token for o in tried
+    )
+    note = (
+        f"double grant {sum(o.double_holder for o in outcomes)}/{runs}, same token {ties}/"
+        f"{runs}; B's write accepted {sum(o.b_wrote for o in tried)}/{runs}, A's stale"
+        f" write refused {sum(o.stale_write is False for o in tried)}/{runs}; unfenced,"
+        f" A's write overwrote B's {sum(o.unfenced_stale_write for o in tried)}/{runs}, and"
+        f" a `token >= highest` check would have taken it {naive}/{runs}"
+    )
+    return Summary(
+        "race",
+        outcomes[0].topology,
+        "fencing",
+        runs,
+        sum(bool(o.stale_write) for o in tried),
+        len(tried),
         p50,
         worst,
         note,

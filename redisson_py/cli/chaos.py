@@ -52,8 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--modes",
+        "--mode",
         default=None,
-        help="comma-separated modes to run (default: all of the scenario's)",
+        help="comma-separated modes to run (default: all of the scenario's), such as "
+        "`race --mode fencing`",
     )
     variant = parser.add_mutually_exclusive_group()
     variant.add_argument(

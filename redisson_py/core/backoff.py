@@ -7,14 +7,14 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from redisson_py.errors import ArgumentError
+from redisson_py.errors import ArgumentError, ArgumentTypeError
 
 
 def _positive(owner: str, name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ArgumentError(f"{owner}: {name} must be a number of seconds, not {value!r}")
-    if value <= 0:
-        raise ArgumentError(f"{owner}: {name} must be positive, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ArgumentTypeError(f"{owner}: {name} must be a number, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ArgumentError(f"{owner}: {name} must be a positive finite number, not {value!r}")
     return float(value)
 
 

@@ -39,32 +39,38 @@ MIN_LEASE = 0.001
 0 ms would expire (or be re-entered) before the acquire even returns."""
 
 
-def check_lease(name: str, lease_time: float | None) -> float | None:
-    """``lease_time`` must be None (watchdog) or a finite number of seconds, at least
-    :data:`MIN_LEASE` (1 ms); else :class:`~redisson_py.ArgumentError`."""
+def check_lease(
+    name: str, lease_time: float | None, *, what: str = "lock", none: str = "the watchdog"
+) -> float | None:
+    """``lease_time`` must be None (``none``: what no lease means) or a finite number of
+    seconds, at least :data:`MIN_LEASE` (1 ms); else :class:`~redisson_py.ArgumentError`
+    naming the ``what`` (a lock, a semaphore...) ``name``."""
     if lease_time is None:
         return None
     if isinstance(lease_time, bool) or not isinstance(lease_time, int | float):
         raise ArgumentTypeError(
-            f"lock {name!r}: lease_time must be seconds or None, not {lease_time!r}"
+            f"{what} {name!r}: lease_time must be seconds or None, not {lease_time!r}"
         )
     if not math.isfinite(lease_time) or lease_time < MIN_LEASE:
         raise ArgumentError(
-            f"lock {name!r}: lease_time must be at least 0.001 s (1 ms), or None for the"
-            f" watchdog; got {lease_time!r}"
+            f"{what} {name!r}: lease_time must be at least 0.001 s (1 ms), or None for"
+            f" {none}; got {lease_time!r}"
         )
     return float(lease_time)
 
 
-def check_wait(name: str, wait_time: float | None) -> float | None:
-    """``wait_time`` must be None (for ever) or a non-negative number of seconds."""
+def check_wait(
+    name: str, wait_time: float | None, *, what: str = "lock", argument: str = "wait_time"
+) -> float | None:
+    """``wait_time`` must be None (for ever) or a non-negative number of seconds; the
+    error names the ``what`` (a lock, a semaphore...) ``name`` and the ``argument``."""
     if wait_time is None:
         return None
     if isinstance(wait_time, bool) or not isinstance(wait_time, int | float):
-        raise ArgumentTypeError(f"lock {name!r}: wait_time must be seconds, not {wait_time!r}")
+        raise ArgumentTypeError(f"{what} {name!r}: {argument} must be seconds, not {wait_time!r}")
     if math.isnan(wait_time) or wait_time < 0:
         raise ArgumentError(
-            f"lock {name!r}: wait_time must be 0 or more seconds; got {wait_time!r}"
+            f"{what} {name!r}: {argument} must be 0 or more seconds; got {wait_time!r}"
         )
     return None if math.isinf(wait_time) else float(wait_time)
 

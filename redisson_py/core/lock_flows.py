@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -61,6 +61,27 @@ POLL_WITHOUT_SUBSCRIPTION = 0.5
 """Longest sleep between tries when the unlock channel could not be subscribed."""
 
 
+class Subject(Protocol):
+    """What the shared helpers below (:func:`call_with_retry`, :func:`undo_in_background`,
+    :func:`undo_unsynced`, :func:`outlast_failures`, :func:`guarded`, :func:`read`) need
+    of the object they act on: a lock's :class:`LockRef`, or a semaphore's or latch's
+    ref (:class:`redisson_py.core.objects.ObjectRef`)."""
+
+    @property
+    def name(self) -> str:
+        """The object's key, which routes its commands."""
+
+    @property
+    def target(self) -> Target: ...
+
+    @property
+    def state(self) -> ClientState: ...
+
+    @property
+    def subject(self) -> str:
+        """How messages name it (``lock 'x'``, ``semaphore 'x'``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LockRef:
     """One lock as seen by one owner: everything a flow needs to act on it.
@@ -93,6 +114,11 @@ class LockRef:
             object.__setattr__(self, "channel", channel)
         if not self.aux:
             object.__setattr__(self, "aux", self.kind.aux_keys(self.name, by_slot))
+
+    @property
+    def subject(self) -> str:
+        """How messages name this lock."""
+        return f"lock {self.name!r}"
 
     def report(self, hold: Hold, reason: str) -> None:
         """Report ``hold`` lost: to the MultiLock/RedLock it belongs to, or to the user."""
@@ -136,7 +162,7 @@ def to_millis(seconds: float) -> int:
 
 
 def call_with_retry(
-    ref: LockRef,
+    ref: Subject,
     commands: Callable[[int], tuple[Command, ...]],
     *,
     sync_replicas: float | None = None,
@@ -154,7 +180,7 @@ def call_with_retry(
     attempt = 0
     while True:
         if ref.state.closed:  # shut down while this call waited or retried
-            raise ClientClosedError(f"lock {ref.name!r}: the client is shut down")
+            raise ClientClosedError(f"{ref.subject}: the client is shut down")
         try:
             result: CallResult = yield Call(
                 ref.target, ref.name, commands(attempt), sync_replicas=sync_replicas
@@ -238,10 +264,12 @@ class AcquireRequest:
 
 
 def undo_in_background(
-    ref: LockRef, command: ScriptCommand, window: float
+    ref: Subject, command: ScriptCommand, window: float, *, if_applied: str = ""
 ) -> Generator[Effect, Any, None]:
     """Send ``command`` (an undo) until it is answered, retrying connection errors with
-    the config's retry delay, for ``window`` seconds at most. Never raises."""
+    the config's retry delay, for ``window`` seconds at most. Never raises; giving up
+    logs a WARNING that ends with ``if_applied`` (what is left if the server applied
+    the acquire; by default: a hold that expires within ``window``)."""
     settings = ref.state.settings
     give_up = ref.state.clock() + window
     attempt = 0
@@ -261,11 +289,10 @@ def undo_in_background(
                     else f"{type(error).__name__}: {error}"
                 )
                 log.warning(
-                    "lock %r: could not undo an unanswered acquire (%s); if the server"
-                    " applied it, the hold expires by itself within %.3g s",
-                    ref.name,
+                    "%s: could not undo an unanswered acquire (%s); if the server applied it, %s",
+                    ref.subject,
                     why,
-                    window,
+                    if_applied or f"the hold expires by itself within {window:.3g} s",
                 )
                 return
             yield Sleep(min(settings.retry_delay(attempt), left))
@@ -289,6 +316,29 @@ def unsynced_text(result: CallResult, timeout: float) -> str:
     )
 
 
+def undo_unsynced(
+    ref: Subject, result: CallResult, undo: ScriptCommand, window: float, *, if_applied: str = ""
+) -> Generator[Effect, Any, NoSyncedReplicasError]:
+    """A grant too few replicas acknowledged (``result``): take it back with ``undo``
+    now (the node just answered), or in the background (for ``window`` seconds; see
+    :func:`undo_in_background`) if it stopped answering meanwhile; the error to raise
+    for it. A cancellation during the undo propagates: the caller's own clean-up undoes
+    it then."""
+    try:
+        yield Call(ref.target, ref.name, (undo,))
+    except Exception:
+        background = undo_in_background(ref, undo, window, if_applied=if_applied)
+        yield Background(background, name="redisson-py-undo")
+    return NoSyncedReplicasError(
+        f"{ref.subject}: acquired on the master at {result.address}, but "
+        + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
+        + "; the acquire was undone",
+        lock_name=ref.name,
+        acknowledged=max(0, result.synced),
+        required=result.required,
+    )
+
+
 class _Stale(Exception):
     """The current request's hold is gone or undone: start a new request at once."""
 
@@ -301,10 +351,16 @@ def _acquire_once(
     state, settings = ref.state, ref.state.settings
     sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
     command = acquire.command()
+
+    def attempts(attempt: int) -> tuple[Command, ...]:
+        if attempt > 0:
+            # An earlier attempt went unanswered: the server may still run it, after
+            # this one; a wait that ends without a grant must undo the request.
+            acquire.uncertain = True
+        return (command,)
+
     try:
-        result = yield from call_with_retry(
-            ref, lambda attempt: (command,), sync_replicas=sync, deadline=deadline
-        )
+        result = yield from call_with_retry(ref, attempts, sync_replicas=sync, deadline=deadline)
     except ResponseError as error:
         raise _wrap_reply_error(ref, error) from error
     except GeneratorExit:
@@ -328,22 +384,13 @@ def _acquire_once(
         acquire.queued = acquire.queued or acquire.queue
         return reply
     if result.synced < result.required:
-        # The grant is certain but not replicated: take it back now (the node just
-        # answered), or in the background if it stopped answering meanwhile.
+        # The grant is certain but not replicated: take it back.
         acquire.uncertain = True  # held until undone: if interrupted here, undo later
-        try:
-            yield Call(ref.target, ref.name, (acquire.undo_command(),))
-        except Exception:
-            yield undo_later(acquire)
-        acquire.renew()
-        raise NoSyncedReplicasError(
-            f"lock {ref.name!r}: acquired on the master at {result.address}, but "
-            + unsynced_text(result, settings.slaves_sync_timeout)
-            + "; the acquire was undone",
-            lock_name=ref.name,
-            acknowledged=max(0, result.synced),
-            required=result.required,
+        unsynced = yield from undo_unsynced(
+            ref, result, acquire.undo_command(), acquire.undo_window
         )
+        acquire.renew()
+        raise unsynced
     state.holds.acquired(
         ref.name,
         ref.owner,
@@ -358,6 +405,39 @@ def _acquire_once(
     if ref.on_grant is not None:
         ref.on_grant(reply)
     return reply
+
+
+def outlast_failures(
+    ref: Subject, once: Callable[[], Generator[Effect, Any, T]], deadline: float | None
+) -> Generator[Effect, Any, T]:
+    """``once()``'s outcome, for a waiter: what a failover looks like from here
+    (:data:`WAIT_THROUGH`: unsynced grants, connection errors past the per-command
+    retries) is waited through while the wait lasts, each failure followed by the
+    config's retry delay cut to ``deadline`` (monotonic seconds; None: for ever, with a
+    WARNING at the 1st, 11th, 21st... failure). At the deadline the last such error is
+    raised."""
+    failures = 0
+    while True:
+        try:
+            return (yield from once())
+        except WAIT_THROUGH as error:
+            left = None if deadline is None else deadline - ref.state.clock()
+            if left is not None and left <= 0:
+                raise
+            failures += 1
+            if left is None and failures % WARN_EVERY == 1:
+                # Waiting for ever: say so, or a dead Redis would look like a hang.
+                log.warning(
+                    "%s: still waiting through failures (%d so far): %s",
+                    ref.subject,
+                    failures,
+                    error,
+                )
+            pause = ref.state.settings.retry_delay(failures)
+            if left is not None and pause >= left:
+                yield Sleep(left)  # to the deadline, where no try could follow
+                raise
+            yield Sleep(pause)
 
 
 def release_command(ref: LockRef) -> ScriptCommand:
@@ -392,35 +472,16 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     def remaining() -> float | None:
         return None if deadline is None else deadline - ref.state.clock()
 
-    def attempt() -> Generator[Effect, Any, AcquireReply]:
-        # A waiter keeps waiting through what a failover looks like from here (refused
-        # or unsynced grants, connection errors past the per-command retries) while its
-        # wait time lasts; only then is the last such error raised.
-        failures = 0
+    def once() -> Generator[Effect, Any, AcquireReply]:
         while True:
             try:
                 return (yield from _acquire_once(acquire, deadline))
             except _Stale:
                 acquire.renew()
-                continue
-            except WAIT_THROUGH as error:
-                left = remaining()
-                if left is not None and left <= 0:
-                    raise
-                failures += 1
-                if left is None and failures % WARN_EVERY == 1:
-                    # Waiting for ever: say so, or a dead Redis would look like a hang.
-                    log.warning(
-                        "lock %r: still waiting through failures (%d so far): %s",
-                        ref.name,
-                        failures,
-                        error,
-                    )
-                pause = settings.retry_delay(failures)
-                if left is not None and pause >= left:
-                    yield Sleep(left)  # to the deadline, where no try could follow
-                    raise
-                yield Sleep(pause)
+
+    def attempt() -> Generator[Effect, Any, AcquireReply]:
+        # A waiter keeps waiting through what a failover looks like from here.
+        return (yield from outlast_failures(ref, once, deadline))
 
     def wait_loop(subscription: Any, reply: AcquireReply) -> Generator[Effect, Any, bool]:
         # A waiter that listens tries again at once after subscribing (a release may
@@ -438,12 +499,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                 pause = next(backoff)
             elif subscription is None:
                 pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
-            if left is not None:
-                pause = min(pause, left)
-            if subscription is None:
-                yield Sleep(pause)
-            else:
-                yield WaitSignal(subscription, pause)
+            yield nap(subscription, pause, left)
             reply = yield from attempt()
 
     subscription = None
@@ -482,21 +538,29 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
                 yield Unsubscribe(subscription)
 
 
-def guarded(ref: LockRef, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
+def nap(subscription: Any, pause: float, left: float | None) -> Sleep | WaitSignal:
+    """A waiter's sleep: ``pause`` seconds, cut to ``left`` (the time its wait has left;
+    None: no limit), ended early by a signal on ``subscription`` (None: it polls)."""
+    if left is not None:
+        pause = min(pause, left)
+    return Sleep(pause) if subscription is None else WaitSignal(subscription, pause)
+
+
+def guarded(ref: Subject, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
     """Run ``flow``; an error leaving it that is not a :class:`RedissonError` leaves as
-    one (see :mod:`redisson_py.core.failures`), naming the lock and its node. The shells
-    run every public lock operation through this."""
+    one (see :mod:`redisson_py.core.failures`), naming the lock (or semaphore, latch)
+    and its node. The shells run every public operation through this."""
     try:
         return (yield from flow)
     except RedissonError:
         raise
     except Exception as error:
         raise failures.as_redisson_error(
-            error, f"lock {ref.name!r}", lock_name=ref.name, node=_node(ref)
+            error, ref.subject, lock_name=ref.name, node=_node(ref)
         ) from error
 
 
-def _node(ref: LockRef) -> str | None:
+def _node(ref: Subject) -> str | None:
     try:
         return str(ref.target.describe(ref.name))
     except Exception:  # no view yet; the message names no node then
@@ -582,8 +646,8 @@ def force_unlock(ref: LockRef) -> Flow:
     return int(result.replies[0]) == 1
 
 
-def read(ref: LockRef, *command: Any) -> Generator[Effect, Any, Any]:
-    """Run one read-only command (or script) on the lock's master (with retries); its
+def read(ref: Subject, *command: Any) -> Generator[Effect, Any, Any]:
+    """Run one read-only command (or script) on the object's master (with retries); its
     reply."""
     # read(ref, "PTTL", name), or read(ref, command) with a whole command or script
     whole: Command = command if isinstance(command[0], str) else command[0]
@@ -599,12 +663,12 @@ def is_locked(ref: LockRef) -> Flow:
 
 def is_held(ref: LockRef) -> Flow:
     """True when this owner holds the lock."""
-    return int((yield from read(ref, "HEXISTS", ref.name, ref.owner))) == 1
+    return (yield from hold_count(ref)) > 0
 
 
 def hold_count(ref: LockRef) -> Flow:
     """This owner's hold count (0 when it holds none)."""
-    value = yield from read(ref, "HGET", ref.name, ref.owner)
+    value = yield from read(ref, ref.kind.hold_count(ref))
     return 0 if value is None else int(value)
 
 

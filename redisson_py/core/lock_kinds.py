@@ -132,6 +132,10 @@ class LockKind:
         """A command whose reply :meth:`is_locked` reads: is the lock held by anyone?"""
         return ("EXISTS", ref.name)
 
+    def hold_count(self, ref: LockRef) -> Command:
+        """A command whose reply is the owner's hold count (nil or 0: none)."""
+        return ("HGET", ref.name, ref.owner)
+
     def is_locked(self, reply: Any) -> bool:
         return int(reply) == 1
 
@@ -333,6 +337,11 @@ class ReadKind(LockKind):
 
     def locked(self, ref: LockRef) -> Command:
         return ScriptCommand(rwlock.IS_READ_LOCKED, (ref.name,), ())
+
+    def hold_count(self, ref: LockRef) -> Command:
+        # Only holds whose timeout keys still run count (a field can outlive them).
+        keys = (ref.name, self.timeout_prefix(ref))
+        return ScriptCommand(rwlock.READ_HOLD_COUNT, keys, (ref.owner,))
 
 
 class WriteKind(LockKind):

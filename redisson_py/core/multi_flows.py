@@ -239,16 +239,18 @@ def try_lock(
         elapsed = clock() - started
         won = {i for i, o in enumerate(outcomes) if o.error is None and o.acquired}
         valid = all_of or quorum.validity(effective_lease, elapsed) > 0
-        if len(won) >= group.need and valid:
+        reentry = next((o.error for o in outcomes if isinstance(o.error, LockReentryError)), None)
+        if len(won) >= group.need and valid and reentry is None:
             _record_members(refs, outcomes, won, lease)
             group.acquired(owner, won)
             if refs[0].state.listeners:
                 _emit(group, refs, owner, "acquired", wait=clock() - begun)
             return True
         yield from _undo_round(refs, outcomes, timeout, leader_last=all_of)
-        for outcome in outcomes:
-            if isinstance(outcome.error, LockReentryError):
-                raise outcome.error  # waiting cannot help: the owner holds it already
+        if reentry is not None:
+            # A non-reentrant member this owner holds already: waiting cannot help, and
+            # a quorum without it would let the group's unlock release that other hold.
+            raise reentry
         left = None if deadline is None else deadline - clock()
         errors = {_member_label(refs[i]): o.error for i, o in enumerate(outcomes) if o.error}
         failing = "; ".join(f"{member}: {error}" for member, error in errors.items())

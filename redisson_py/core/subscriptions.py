@@ -13,8 +13,11 @@ lock's unlock message wakes one waiter (it retries the lock; the others would on
 the race), a read-write lock's write unlock wakes all, a semaphore's message as many as
 permits became available, a latch's zero count all. A permit that arrives while every
 waiter is busy retrying is kept, capped at the number of waiters, so no signal is missed
-and none piles up. A resubscription (failover, reconnect, slot move) wakes every waiter,
-since messages may have been lost meanwhile.
+and none piles up. A wake-all is a broadcast, not permits: each waiter
+(:class:`Waiter`) wakes once for each broadcast since it last woke, so a waiter that
+wakes, retries and waits again cannot use up the wake-ups meant for the others. A
+resubscription (failover, reconnect, slot move) wakes every waiter that way, since
+messages may have been lost meanwhile.
 
 The shells add the blocking part (a condition variable or an asyncio future per waiter)
 and the connections; this module does no I/O and takes no lock of its own: the shells
@@ -73,6 +76,8 @@ class ChannelSub:
     address: Address | None = None
     """The node it is subscribed on; None until confirmed, or after that node failed."""
     permits: int = 0
+    broadcasts: int = 0
+    """How many wake-alls this channel has had (see :class:`Waiter`)."""
     confirmed: bool = False
     waker: Any = None
     """The shell's wake-up primitive for this channel's waiters."""
@@ -93,7 +98,7 @@ class ChannelSub:
         return count
 
     def signal_all(self) -> None:
-        self.permits = max(self.waiters, 1)
+        self.broadcasts += 1
 
     def take(self) -> bool:
         """Consume a permit if there is one."""
@@ -101,6 +106,26 @@ class ChannelSub:
             self.permits -= 1
             return True
         return False
+
+
+@dataclass(eq=False, slots=True)
+class Waiter:
+    """One waiter's share of a :class:`ChannelSub`: what it has been woken by."""
+
+    sub: ChannelSub
+    seen: int = 0
+    """The channel's broadcast count when this waiter last woke (or joined)."""
+
+    def __post_init__(self) -> None:
+        self.seen = self.sub.broadcasts
+
+    def woken(self) -> bool:
+        """True, once, for a broadcast since this waiter last woke; else True when it
+        took a permit; False when neither is there (keep waiting)."""
+        if self.sub.broadcasts != self.seen:
+            self.seen = self.sub.broadcasts
+            return True
+        return self.sub.take()
 
 
 class SubscriptionTable:

@@ -21,8 +21,11 @@ class FairLock(Lock):
 
     Waiters queue in ``redisson_lock_queue:{name}``; an unlock wakes only the head,
     on its own channel. A waiter that stops retrying (its client died) keeps its place
-    for ``fairLockWaitTimeout`` (5 minutes by default), or for its ``try_lock`` wait
-    time, and is then dropped; a ``try_lock`` that gives up leaves the queue at once.
+    until the time the waiter ahead of it would time out (or the holder's TTL when it
+    joined) plus ``fairLockWaitTimeout`` (5 minutes by default) or its ``try_lock`` wait
+    time, and is then dropped, as in Redisson; a ``try_lock`` that gives up leaves the
+    queue at once. A holder that keeps the lock longer than a waiter's place lasts
+    lets that waiter drop out and join again at the tail.
     Owners that call without waiting (``try_lock()``) never queue: they get the lock
     only when it is free and nobody waits. Everything else is :class:`Lock`'s.
     """

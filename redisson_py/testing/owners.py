@@ -174,12 +174,14 @@ class Flavor:
         return owner
 
     def close(self) -> None:
-        """Stop the owners and shut the clients down."""
-        for owner in self._owners:
-            owner.close()
+        """Shut the clients down, then stop the owners. In that order: an owner still
+        blocked in ``lock()`` (a test that failed midway) gets ClientClosedError from the
+        shutdown instead of keeping the owner's thread, and the run, waiting for ever."""
         for client in self._clients:
             with contextlib.suppress(Exception):  # teardown: the test's result stands
                 self.run(client.shutdown())
+        for owner in self._owners:
+            owner.close()
         if self._thread is not None:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=10)

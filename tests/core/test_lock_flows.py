@@ -165,6 +165,25 @@ def test_a_wait_that_ends_after_a_refusal_leaves_nothing_to_undo() -> None:
     assert step.done and step.result is False
 
 
+def test_a_refusal_after_an_unanswered_attempt_still_undoes_the_request() -> None:
+    # The unanswered attempt may reach the server after its answered retry (both
+    # sockets read once a frozen server resumes): it could still grant the lock then.
+    now = [0.0]
+    state = ClientState(LockSettings(retry_delay=lambda attempt: 0.5), clock=lambda: now[0])
+    ref = lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+    step = Stepper(lock_flows.try_lock(ref, 1.0, None))
+    request_id = script_of(step.effect).args[3]
+    assert isinstance(step.throw(RedisConnectionError("no reply")), Sleep)
+    now[0] = 1.0  # the retry is the wait's last try
+    retry = step.send(None)
+    assert script_of(retry).args[3] == request_id
+    effect = step.send(held(5000))  # refused: another owner holds it now
+    assert isinstance(effect, Background)
+    undo = script_of(next(effect.flow))
+    assert undo.script is scripts.UNDO_ACQUIRE and undo.args[2] == request_id
+    assert step.send(None) is None and step.done and step.result is False
+
+
 def test_an_unsynced_grant_is_undone_and_reported() -> None:
     ref = make_ref()
     step = Stepper(lock_flows.try_lock(ref, 0.0, None))

@@ -37,3 +37,23 @@ end
 return {1, count, token}
 """,
 )
+
+FENCE_OF_HOLDER = Script(
+    "fence_of_holder",
+    # KEYS[1] lock, KEYS[2] token counter
+    # ARGV[1] owner field
+    # Reply: {1, token} when the owner holds the lock: the counter is then its hold's
+    # token (only a first acquire increments it, and none can happen while this owner
+    # holds the lock); {1} when it holds the lock but there is no counter (the lock was
+    # taken as a plain lock); {0} when it does not hold the lock.
+    """
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+    return {0}
+end
+local token = redis.call('get', KEYS[2])
+if not token then
+    return {1}
+end
+return {1, token}
+""",
+)

@@ -19,6 +19,11 @@ A script that must find every reader's timeout keys builds their names from the 
 fields, as Redisson's do (they cannot be declared in KEYS; they share the lock's slot).
 It takes a field's value for a hold count only when it reads as a number, so the
 request-id fields redisson-py adds (see :mod:`redisson_py.core.scripts`) never count.
+
+A reader's field can outlive its holds: a lease (or a stalled watchdog) runs out while
+another reader keeps the hash alive. redisson-py's scripts then treat the owner as
+holding nothing: its next acquire starts again from one hold, its unlock and ``extend``
+find no hold, and the watchdog reports the hold lost at its next round.
 """
 
 from __future__ import annotations
@@ -56,6 +61,22 @@ left (a dead reader's hold no longer counts once its timeout key is gone); with 
 left it is deleted and a waiter woken. In write mode the writer's hold keeps it as it is
 (a read acquire never leaves the hash shorter-lived than a read hold)."""
 
+_HOLDS_ALIVE = """
+local function holds_alive(prefix, count)
+    for i = 1, count do
+        if redis.call('exists', prefix .. ':' .. i) == 1 then
+            return true
+        end
+    end
+    return false
+end
+"""
+"""Defines ``holds_alive(prefix, count)``: does any of an owner's read holds 1 ..
+``count`` (timeout keys ``prefix:<n>``) still run? When none does, the owner's field
+outlived its holds (leases that ran out, or a watchdog that stalled, while another hold
+kept the hash alive) and counts for nothing: not as holds to add to or release, nor as a
+hold to renew."""
+
 _HOLDERS_LEFT = """
 local holders = false
 for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
@@ -91,9 +112,15 @@ ACQUIRE_READ = Script(
     # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
     # request id (as ACQUIRE's), ARGV[5] the same owner's write field
     # Reply: as ACQUIRE's. Granted while the lock is free, in read mode, or write-held
-    # by this same owner.
+    # by this same owner. A field of the owner's whose holds all ran out is dropped
+    # first, so the new hold is its first.
     request_check()
+    + _HOLDS_ALIVE
     + """
+local own = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if own ~= nil and not holds_alive(KEYS[2], own) then
+    redis.call('hdel', KEYS[1], ARGV[2])
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 local writer = mode == 'write' and redis.call('hexists', KEYS[1], ARGV[5]) == 1
 if mode == false or mode == 'read' or writer then
@@ -152,13 +179,24 @@ RELEASE_READ = Script(
     # the prefix of every reader's timeout keys ({name}), KEYS[5] this request's latch
     # ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch
     # lifetime (ms), ARGV[5] acquire-latch field
-    # Reply: as RELEASE's (this owner's read holds left, or nil when it held none).
-    """
+    # Reply: as RELEASE's (this owner's read holds left, or nil when it held none: also
+    # when its field outlived every hold it counted, which then goes).
+    _HOLDS_ALIVE
+    + """
 local done = redis.call('get', KEYS[5])
 if done ~= false then
     return tonumber(done)
 end
 if redis.call('hget', KEYS[1], 'mode') == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return nil
+end
+local own = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if own == nil or not holds_alive(KEYS[3], own) then
+    redis.call('hdel', KEYS[1], ARGV[2], ARGV[5])
+"""
+    + _SETTLE_AFTER_READ_RELEASE
+    % {"key_prefix": "KEYS[4]", "publish": publish("KEYS[2]", "ARGV[1]", "ARGV[3]")}
+    + """
     return nil
 end
 """
@@ -254,17 +292,19 @@ RENEW_READ = Script(
     # ARGV[1 + 2n + i]: "0" checks without renewing (a leased hold), as RENEW's.
     # Renews the owner's own timeout keys and keeps the hash at least that long (Redisson
     # renews every reader's keys, which keeps a dead reader's hold alive; this does not).
-    # Reply: one integer per lock, 1 when the owner holds a read hold, else 0.
-    """
+    # Reply: one integer per lock, 1 when the owner holds a read hold, else 0 (also when
+    # its field is there but none of its timeout keys is: its holds ran out).
+    _HOLDS_ALIVE
+    + """
 local n = #KEYS
 local renewed = {}
 for i = 1, n do
     local count = tonumber(redis.call('hget', KEYS[i], ARGV[1 + i]))
-    if count ~= nil and count > 0 then
+    local prefix = ARGV[1 + n + i] .. ':' .. ARGV[1 + i] .. ':rwlock_timeout'
+    if count ~= nil and count > 0 and holds_alive(prefix, count) then
         if ARGV[1 + 2 * n + i] ~= '0' then
-            local prefix = ARGV[1 + n + i] .. ':' .. ARGV[1 + i] .. ':rwlock_timeout:'
             for j = 1, count do
-                redis.call('pexpire', prefix .. j, ARGV[1])
+                redis.call('pexpire', prefix .. ':' .. j, ARGV[1])
             end
             redis.call('pexpire', KEYS[i], math.max(redis.call('pttl', KEYS[i]), tonumber(ARGV[1])))
         end
@@ -282,10 +322,11 @@ EXTEND_READ = Script(
     # KEYS[1] lock, KEYS[2] this reader's timeout-key prefix
     # ARGV[1] new TTL (ms, from now), ARGV[2] owner field
     # Reply: the owner's read hold count (its holds now expire ARGV[1] ms from now, and
-    # the hash no sooner), or nil when it holds none.
-    """
+    # the hash no sooner), or nil when it holds none (or its holds all ran out).
+    _HOLDS_ALIVE
+    + """
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
-if count == nil then
+if count == nil or not holds_alive(KEYS[2], count) then
     return nil
 end
 for j = 1, count do
@@ -342,5 +383,20 @@ if mode == 'write' then
     end
 end
 return 0
+""",
+)
+
+READ_HOLD_COUNT = Script(
+    "read_hold_count",
+    # KEYS[1] lock, KEYS[2] this reader's timeout-key prefix; ARGV[1] owner field
+    # Reply: the owner's read hold count, 0 when it has none, or its field outlived
+    # every hold it counted (see holds_alive).
+    _HOLDS_ALIVE
+    + """
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+if count == nil or not holds_alive(KEYS[2], count) then
+    return 0
+end
+return count
 """,
 )

@@ -1,0 +1,121 @@
+"""The permit-expirable semaphore (Redisson's ``RPermitExpirableSemaphore``, same keys
+and channel)."""
+
+from __future__ import annotations
+
+from redisson_py.asyncio.driver import run
+from redisson_py.core import objects, permit_flows, semaphore_flows
+from redisson_py.core.handles import check_lease, check_wait
+from redisson_py.core.object_handles import MAX_PERMITS, ObjectHandle, check_int, check_permit_id
+from redisson_py.errors import PermitNotHeldError
+
+
+class PermitExpirableSemaphore(ObjectHandle):
+    """A semaphore whose permits have ids and, optionally, leases: a permit that is not
+    released before its lease ends comes back by itself, so a holder that dies gives
+    its permits back. Redisson's ``RPermitExpirableSemaphore`` layout: available permits
+    at the key ``name``, acquired ones in the sorted set ``{name}:timeout`` (each id
+    scored by its expiry), announcements on ``redisson_sc:{name}``.
+
+    Set the number of permits once, with :meth:`try_set_permits` (or
+    :meth:`add_permits`). Each acquire takes one permit and returns its id, 32 hex
+    digits, which any task may later release. Expiries are wall-clock times of the
+    clients, as in Redisson: keep the clients' clocks in step (NTP) to well within a
+    lease.
+
+    Get one from the client's ``get_permit_expirable_semaphore``.
+    """
+
+    layout = permit_flows.LAYOUT
+
+    def _lease(self, lease_time: float | None) -> float | None:
+        return check_lease(self.name, lease_time, what=self.layout.label, none="no lease")
+
+    async def acquire(self, lease_time: float | None = None) -> str:
+        """Wait until a permit is taken; its id. With ``lease_time`` (seconds) the
+        permit comes back by itself that long after it was taken, unless released.
+
+        Waits through failovers, as the semaphore's ``acquire``; use
+        :meth:`try_acquire` for a deadline.
+        """
+        lease = self._lease(lease_time)
+        permit: str | None = await run(self._flow(permit_flows.try_acquire, None, lease))
+        assert permit is not None  # a wait without deadline returns only with a permit
+        return permit
+
+    async def try_acquire(
+        self, wait_time: float = 0.0, lease_time: float | None = None
+    ) -> str | None:
+        """Take a permit if one can be had within ``wait_time`` seconds; its id, or
+        None. ``lease_time`` as for :meth:`acquire`.
+
+        Returns within ``wait_time`` plus one command timeout whatever the servers do; a
+        waiter wakes when a permit is announced, when the first lease ends, or every few
+        seconds. Raises :class:`~redisson_py.NoSyncedReplicasError` as the semaphore's
+        ``try_acquire``; a wait that ends without a permit leaves none taken.
+        """
+        wait = check_wait(self.name, wait_time, what=self.layout.label)
+        lease = self._lease(lease_time)
+        permit: str | None = await run(self._flow(permit_flows.try_acquire, wait, lease))
+        return permit
+
+    async def try_release(self, permit_id: str) -> bool:
+        """Release permit ``permit_id`` and wake a waiter; True when it was acquired and
+        its lease had not ended, False otherwise (nothing changes)."""
+        permit = check_permit_id(self._subject, permit_id)
+        released: bool = await run(self._flow(permit_flows.try_release, permit))
+        return released
+
+    async def release(self, permit_id: str) -> None:
+        """:meth:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` (a
+        ``ValueError``) when the permit is unknown, already released or expired, as
+        Redisson raises ``IllegalArgumentException``."""
+        if not await self.try_release(permit_id):
+            raise PermitNotHeldError(
+                f"{self._subject}: permit {permit_id} is not acquired: it was never"
+                " acquired here, was released already, or its lease ended",
+                name=self.name,
+                permit_id=permit_id,
+            )
+
+    async def update_lease_time(self, permit_id: str, lease_time: float | None) -> bool:
+        """Make permit ``permit_id`` come back ``lease_time`` seconds from now (None:
+        never); True when it is acquired, False when unknown or already expired."""
+        permit = check_permit_id(self._subject, permit_id)
+        lease = self._lease(lease_time)
+        updated: bool = await run(self._flow(permit_flows.update_lease_time, permit, lease))
+        return updated
+
+    async def available_permits(self) -> int:
+        """How many permits can be acquired now (expired ones come back first)."""
+        available, _ = await run(self._flow(permit_flows.permits))
+        return int(available)
+
+    async def acquired_permits(self) -> int:
+        """How many permits are acquired now (expired ones come back first)."""
+        _, acquired = await run(self._flow(permit_flows.permits))
+        return int(acquired)
+
+    async def get_permits(self) -> int:
+        """All permits: available plus acquired (expired ones come back first)."""
+        available, acquired = await run(self._flow(permit_flows.permits))
+        return int(available) + int(acquired)
+
+    async def try_set_permits(self, permits: int) -> bool:
+        """Set the number of available permits to ``permits`` unless it is set already;
+        True when set (then waiters are told)."""
+        checked = check_int(self._subject, "permits", permits)
+        done: bool = await run(self._flow(semaphore_flows.try_set_permits, checked))
+        return done
+
+    async def add_permits(self, permits: int) -> None:
+        """Add ``permits`` to the available permits (negative: take some away); permits
+        added are announced."""
+        checked = check_int(self._subject, "permits", permits, low=-MAX_PERMITS)
+        await run(self._flow(semaphore_flows.add_permits, checked, "added"))
+
+    async def delete(self) -> bool:
+        """Delete the semaphore (its count and its acquired permits); True if it
+        existed."""
+        deleted: bool = await run(self._flow(objects.delete))
+        return deleted

@@ -1,0 +1,141 @@
+"""The permit-expirable semaphore's scripts (Redisson's ``RPermitExpirableSemaphore``).
+
+Data layout, Redisson's: the number of available permits at the key ``name`` (a plain
+integer string, as :mod:`~redisson_py.core.scripts.semaphore`'s); the acquired permits
+in the sorted set ``{name}:timeout``, one member per permit: its id, 16 random bytes
+stored as they are (the user sees them as 32 hex digits), scored by its expiry in
+wall-clock milliseconds, or :data:`NO_LEASE` for a permit without a lease. Changes that
+make permits available publish on ``redisson_sc:{name}``: the new count (a release, a
+reclaim), or the permits added (``add_permits``).
+
+Every script first reclaims the permits whose lease ran out (:func:`reclaim`): they
+leave the set and return to the count, so a dead holder's permits come back at the next
+call of any client. Times are the calling client's wall clock, as in Redisson: keep the
+clients' clocks in step (NTP) to well within a lease.
+
+Keys: ``KEYS[1]`` the count, ``KEYS[2]`` the set, ``KEYS[3]`` the channel, then this
+request's latch (scripts that change state); arguments: ``ARGV[1]`` the latch lifetime
+(ms), ``ARGV[2]`` the publish command, ``ARGV[3]`` now (wall-clock ms).
+"""
+
+from __future__ import annotations
+
+from redisson_py.core.scripts import Script, publish
+from redisson_py.core.scripts.requests import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
+
+TIMEOUT_SUFFIX = "timeout"
+
+NO_LEASE = 922337203685477
+"""The score of a permit acquired without a lease (Redisson's ``nonExpirableTimeout``)."""
+
+
+def reclaim() -> str:
+    """Lua: the permits whose lease ended by ``ARGV[3]`` leave the set and return to the
+    count; the new count is announced when positive."""
+    return f"""
+local expired = redis.call('zremrangebyscore', KEYS[2], 0, ARGV[3])
+if expired > 0 then
+    local available = redis.call('incrby', KEYS[1], expired)
+    if available > 0 then
+        {publish("KEYS[3]", "available", "ARGV[2]")}
+    end
+end
+"""
+
+
+ACQUIRE = Script(
+    "permit_semaphore_acquire",
+    # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this acquire's latch
+    # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
+    # ARGV[4] the permit id (16 bytes), ARGV[5] its expiry (wall-clock ms, or NO_LEASE)
+    # Takes one permit; the set expires with the count when the count has a TTL.
+    # Reply: {1, 0} taken (now, or by an earlier attempt of this acquire), {0, ms}
+    # none available and the first lease ends in ms (-1: no lease will), {2, 0} this
+    # acquire was undone.
+    GRANT_CHECK
+    + reclaim()
+    + f"""
+local available = tonumber(redis.call('get', KEYS[1]))
+if available == nil or available < 1 then
+    local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
+    if first[2] ~= nil and tonumber(first[2]) < {NO_LEASE} then
+        return {{0, tonumber(first[2]) - tonumber(ARGV[3])}}
+    end
+    return {{0, -1}}
+end
+redis.call('decr', KEYS[1])
+redis.call('zadd', KEYS[2], ARGV[5], ARGV[4])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl > 0 then
+    redis.call('pexpire', KEYS[2], ttl)
+end
+"""
+    + GRANTED,
+)
+
+UNDO_ACQUIRE = Script(
+    "permit_semaphore_undo_acquire",
+    # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] the acquire's latch
+    # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
+    # ARGV[4] the permit id
+    # Gives back the permit the acquire took, if it did and it is still acquired; an
+    # attempt of it the server runs afterwards takes nothing. Idempotent.
+    # Reply: 1 when the acquire had been applied, else 0.
+    UNDO_CHECK
+    + f"""
+if redis.call('zrem', KEYS[2], ARGV[4]) == 1 then
+    local available = redis.call('incrby', KEYS[1], 1)
+    {publish("KEYS[3]", "available", "ARGV[2]")}
+end
+return 1
+""",
+)
+
+TRY_RELEASE = Script(
+    "permit_semaphore_try_release",
+    # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this call's latch
+    # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
+    # ARGV[4] the permit id
+    # Reply: 1 when the permit was acquired and its lease had not ended (released now,
+    # the new count announced), else 0.
+    remembered(
+        reclaim()
+        + f"""
+if redis.call('zrem', KEYS[2], ARGV[4]) == 0 then
+    return 0
+end
+local available = redis.call('incrby', KEYS[1], 1)
+{publish("KEYS[3]", "available", "ARGV[2]")}
+return 1
+"""
+    ),
+)
+
+UPDATE_LEASE = Script(
+    "permit_semaphore_update_lease",
+    # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this call's latch
+    # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
+    # ARGV[4] the permit id, ARGV[5] its new expiry (wall-clock ms, or NO_LEASE)
+    # Reply: 1 when the permit is acquired (its expiry now ARGV[5]), else 0.
+    remembered(
+        reclaim()
+        + """
+if redis.call('zscore', KEYS[2], ARGV[4]) == false then
+    return 0
+end
+redis.call('zadd', KEYS[2], ARGV[5], ARGV[4])
+return 1
+"""
+    ),
+)
+
+PERMITS = Script(
+    "permit_semaphore_permits",
+    # KEYS[1] count, KEYS[2] set, KEYS[3] channel
+    # ARGV[1] unused, ARGV[2] publish command, ARGV[3] now (ms)
+    # Reply: {available permits, acquired permits}, after reclaiming expired ones.
+    reclaim()
+    + """
+return {tonumber(redis.call('get', KEYS[1])) or 0, redis.call('zcard', KEYS[2])}
+""",
+)

@@ -1,0 +1,65 @@
+"""The wake-up bookkeeping shared by both pub/sub shells: how many waiters a message
+wakes for each kind of channel, and that a wake-all reaches every waiter once, even one
+that wakes, retries and waits again before the others run (it cannot use up their
+wake-ups). Behaviour against real servers: integration/lock and integration/family."""
+
+from __future__ import annotations
+
+import pytest
+
+from redisson_py.core.subscriptions import ALL, SubscriptionTable, Waiter, wake_count
+
+
+@pytest.mark.parametrize(
+    ("rule", "message", "count"),
+    [
+        ("lock", b"0", 1),  # an unlock: one waiter retries
+        ("lock", b"1", ALL),  # a write unlock: readers may all enter
+        ("permits", b"3", 3),
+        ("permits", b"0", 0),
+        ("latch", b"0", ALL),  # the count reached zero
+        ("latch", b"1", 0),  # a new count
+        ("lock", b"junk", 1),
+        ("permits", "junk", 0),
+    ],
+)
+def test_each_rule_wakes_as_many_waiters_as_its_message_says(
+    rule: str, message: bytes | str, count: int
+) -> None:
+    assert wake_count(rule, message) == count  # type: ignore[arg-type]
+
+
+def join(table: SubscriptionTable, waiters: int) -> list[Waiter]:
+    sub = None
+    for _ in range(waiters):
+        sub, _created = table.join("ch", lambda: None, "lock")
+    assert sub is not None
+    return [Waiter(sub) for _ in range(waiters)]
+
+
+def test_a_wake_all_wakes_every_waiter_once_even_one_that_waits_again_first() -> None:
+    writer, reader_a, reader_b = join(SubscriptionTable(), 3)
+    sub = writer.sub
+    assert not writer.woken()
+    sub.signal(ALL)
+    assert writer.woken()  # the writer wakes, is refused, and waits again at once:
+    assert not writer.woken()  # it does not take the readers' wake-ups
+    assert reader_a.woken() and reader_b.woken()
+    assert not reader_a.woken() and not reader_b.woken()
+
+
+def test_single_wakes_are_permits_capped_at_the_waiters_and_kept_for_a_busy_waiter() -> None:
+    first, second = join(SubscriptionTable(), 2)
+    sub = first.sub
+    assert sub.signal(1) == 1
+    assert sub.signal(5) == 5  # asks the shell to notify; permits stay capped
+    assert sub.permits == 2
+    assert first.woken() and second.woken() and not first.woken()
+
+
+def test_a_waiter_that_joins_after_a_wake_all_is_not_woken_by_it() -> None:
+    table = SubscriptionTable()
+    (early,) = join(table, 1)
+    early.sub.signal_all()
+    late = Waiter(early.sub)
+    assert early.woken() and not late.woken()
