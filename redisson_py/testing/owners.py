@@ -105,11 +105,19 @@ class Owner:
         """Run ``function(*args, **kwargs)`` as this owner and return its result."""
         return self.start(function, *args, **kwargs).result(timeout=self._flavor.call_timeout)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop after the call in progress (``timeout`` seconds at most for a task, which
+        is then cancelled)."""
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
-        else:
-            self._flavor.loop.call_soon_threadsafe(self._queue.put_nowait, None)
+            return
+
+        async def finish() -> None:
+            self._queue.put_nowait(None)
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._task, timeout)
+
+        self._flavor.run(finish())
 
 
 class Flavor:
