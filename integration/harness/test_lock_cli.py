@@ -1,5 +1,7 @@
 """``redisson-py lock status|unlock|run`` and ``redisson-py config check`` against real
-topologies, run as subprocesses the way an operator runs them."""
+topologies, run as subprocesses the way an operator runs them: ``status`` of every kind of
+the lock family (text and JSON, single and cluster), ``unlock --force`` of a reentrant, a
+fair and a read-write lock, and its refusal of what is no lock."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,9 @@ import yaml
 
 from redisson_py import Config, Redisson
 from redisson_py.cli.lock_command import EXIT_LOCK_LOST, EXIT_WAIT_TIMEOUT
+from redisson_py.cli.lock_data import KeyNames, lock_status
 from redisson_py.errors import RedissonError
-from redisson_py.testing import Topology
+from redisson_py.testing import Topology, eventually
 
 CLI = [sys.executable, "-c", "import sys; from redisson_py.cli import main; sys.exit(main())"]
 
@@ -82,6 +85,66 @@ def hold_in_thread(client: Redisson, name: str) -> tuple[threading.Event, thread
     thread.start()
     assert taken.wait(10)
     return release, thread
+
+
+class Owner:
+    """A thread that runs ``acquire`` (truthy: it got the lock), records what it returned
+    and when, then keeps what it got until :meth:`finish` and gives it back with
+    ``release`` (a force-unlocked lock is no longer its own: that error is ignored)."""
+
+    def __init__(self, acquire: Callable[[], object], release: Callable[[], object]):
+        self.acquire, self.release = acquire, release
+        self.returned = threading.Event()
+        self.result: object = None
+        self.returned_at = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.result = self.acquire()
+        self.returned_at = time.monotonic()
+        self.returned.set()
+        self._done.wait(60)
+        if self.result:
+            with contextlib.suppress(RedissonError):
+                self.release()
+
+    def finish(self) -> None:
+        self._done.set()
+        self._thread.join(30)
+
+
+def holding(lock: Any) -> Owner:
+    """An :class:`Owner` that holds ``lock`` (taken with ``lock()``), until it finishes."""
+
+    def take() -> bool:
+        lock.lock()
+        return True
+
+    owner = Owner(take, lock.unlock)
+    assert owner.returned.wait(10) and owner.result, "the owner did not get the lock"
+    return owner
+
+
+def status(config: str, *names: str) -> list[dict[str, Any]]:
+    """``lock status NAMES --json``: the entries."""
+    result = cli("lock", "status", *names, "--json", "--config", config)
+    assert result.returncode == 0, result.stderr
+    entries: list[dict[str, Any]] = json.loads(result.stdout)["locks"]
+    return entries
+
+
+def status_text(config: str, *names: str) -> str:
+    """``lock status NAMES``: the text."""
+    result = cli("lock", "status", *names, "--config", config)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def counts(entry: dict[str, Any]) -> list[tuple[str, str | None, int]]:
+    """The holders of a status entry as (client id, mode, hold count)."""
+    return [(h["client_id"], h["mode"], h["count"]) for h in entry["holders"]]
 
 
 # -- config ----------------------------------------------------------------------------------
@@ -224,6 +287,158 @@ def test_status_on_cluster(
             other.get_lock(name).force_unlock()
 
 
+@pytest.fixture(params=["single", "cluster"])
+def family_config(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The config of a single server or of a cluster."""
+    topology: Topology = request.getfixturevalue(f"{request.param}_topology")
+    return write_config(topology, tmp_path / f"{request.param}.yaml")
+
+
+def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest) -> None:
+    """Each kind told from its data, in JSON and in text. The names hold a lone ``}``,
+    whose keys take the slot-safe form in a cluster: the CLI names them as the library
+    does, or it would read other slots."""
+    base = lock_name(request) + "}"
+    names = {
+        kind: f"{base}{kind}"
+        for kind in (
+            "reentrant",
+            "fair",
+            "rw",
+            "fenced",
+            "semaphore",
+            "latch",
+            "permits",
+            "resource",
+            "list",
+            "free",
+        )
+    }
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
+        waiting = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
+        for name in names.values():
+            stack.callback(_delete_everything, client, name)
+
+        reentrant = client.get_lock(names["reentrant"])
+        reentrant.lock()
+        reentrant.lock()
+        stack.callback(reentrant.force_unlock)
+        fair = holding(client.get_fair_lock(names["fair"]))
+        queued = Owner(
+            lambda: waiting.get_fair_lock(names["fair"]).try_lock(20),
+            waiting.get_fair_lock(names["fair"]).unlock,
+        )
+        stack.callback(lambda: (fair.finish(), queued.finish()))  # the holder first
+        rw = client.get_read_write_lock(names["rw"])
+        rw.read_lock().lock()
+        stack.callback(rw.read_lock().force_unlock)
+        fenced = client.get_fenced_lock(names["fenced"])
+        assert fenced.lock_and_get_token() == 1
+        fenced.unlock()
+        assert fenced.lock_and_get_token() == 2
+        stack.callback(fenced.force_unlock)
+        fence = fenced.fence()
+        semaphore = client.get_semaphore(names["semaphore"])
+        assert semaphore.try_set_permits(3) and semaphore.try_acquire()
+        assert client.get_count_down_latch(names["latch"]).try_set_count(4)
+        permits = client.get_permit_expirable_semaphore(names["permits"])
+        assert permits.try_set_permits(3)
+        leased, unleased = permits.acquire(lease_time=60), permits.acquire()
+        client.get_fenced_resource(names["resource"]).set("v", fence)
+        client.redis(names["list"]).rpush(names["list"], "x")
+        eventually(
+            lambda: lock_status(client, names["fair"])["waiters"] == 1,
+            timeout=10,
+            what="a fair waiter queued",
+        )
+
+        started_ms = time.time() * 1000
+        entries = {e["name"]: e for e in status(family_config, *names.values())}
+        text = status_text(family_config, *names.values())
+        assert fair.returned.is_set() and not queued.returned.is_set()
+
+    by_kind = {kind: entries[name] for kind, name in names.items()}
+    fields = set(by_kind["free"])
+    assert fields >= {"name", "kind", "type", "node", "holders", "ttl_ms", "waiters"}
+    assert all(set(entry) == fields for entry in entries.values())  # one shape for all
+
+    entry = by_kind["reentrant"]
+    assert entry["kind"] == "reentrant" and entry["locked"] is True
+    assert counts(entry) == [(client.id, None, 2)] and 0 < entry["ttl_ms"] <= 30_000
+
+    entry = by_kind["fair"]
+    assert entry["kind"] == "fair" and counts(entry) == [(client.id, None, 1)]
+    assert entry["waiters"] == 1
+    [waiter] = entry["queue"]
+    assert waiter["client_id"] == waiting.id and waiter["field"].startswith(waiting.id + ":")
+    assert started_ms < waiter["timeout_ms"] < started_ms + 60_000
+
+    entry = by_kind["rw"]
+    assert (entry["kind"], entry["mode"]) == ("read-write", "read")
+    assert counts(entry) == [(client.id, "read", 1)]
+
+    entry = by_kind["fenced"]
+    assert (entry["kind"], entry["token"], entry["locked"]) == ("fenced", 2, True)
+    assert counts(entry) == [(client.id, None, 1)]
+
+    for kind, value in (("semaphore", 2), ("latch", 4)):
+        entry = by_kind[kind]
+        assert (entry["kind"], entry["value"], entry["type"]) == (
+            "semaphore or count-down latch",
+            value,
+            "string",
+        )
+        assert entry["locked"] is None and entry["holders"] == []
+
+    entry = by_kind["permits"]
+    assert entry["kind"] == "permit-expirable semaphore" and entry["value"] == 1
+    acquired = {p["id"]: p["expires_ms"] for p in entry["permits"]["acquired"]}
+    assert entry["permits"]["available"] == 1 and set(acquired) == {leased, unleased}
+    assert acquired[unleased] is None
+    assert started_ms + 50_000 < acquired[leased] < started_ms + 70_000
+
+    entry = by_kind["resource"]
+    assert (entry["kind"], entry["type"], entry["waiters"]) == ("fenced resource", "string", None)
+    assert entry["fence"] == {"token": 2, "owner": fence.owner}
+
+    assert (by_kind["list"]["kind"], by_kind["list"]["type"]) == ("other", "list")
+    assert (by_kind["free"]["kind"], by_kind["free"]["locked"]) == ("not locked", False)
+
+    for line in (
+        f"{names['reentrant']}: reentrant lock",
+        f"holder {client.id} owner",
+        "hold count 2",
+        f"{names['fair']}: fair lock",
+        "waiters: 1 queued",
+        f"1. {waiting.id} owner",
+        f"{names['rw']}: read-write lock, read mode",
+        f"read holder {client.id}",
+        f"{names['fenced']}: fenced lock",
+        "token: 2",
+        f"{names['semaphore']}: semaphore or count-down latch (the data cannot tell them apart): 2",
+        f"{names['latch']}: semaphore or count-down latch (the data cannot tell them apart): 4",
+        f"{names['permits']}: permit-expirable semaphore: 1 available, 2 acquired",
+        f"permit {unleased}: no lease",
+        f"permit {leased}: lease ends in",
+        f"{names['resource']}: fenced resource (a Redis string)",
+        f"fence: highest token 2, owner {fence.owner}",
+        f"{names['list']}: not a lock (a Redis list)",
+        f"{names['free']}: not locked",
+    ):
+        assert line in text, (line, text)
+
+
+def _delete_everything(client: Redisson, name: str) -> None:
+    """Delete every key the kinds keep for ``name`` (the fence record never expires)."""
+    manager = client.connection_manager
+    keys = KeyNames.of(name, by_slot=manager.routes_by_slot)
+    client.redis(name).delete(
+        name, keys.fair_queue, keys.fair_timeouts, keys.fenced_token, keys.permits
+    )
+    client.redis(name).delete(keys.fence_record)
+
+
 # -- unlock ----------------------------------------------------------------------------------
 
 
@@ -240,11 +455,157 @@ def test_unlock_needs_force_and_confirmation(
         assert client.get_lock(name).is_locked()
         done = cli("lock", "unlock", "--force", "--yes", name, "--json", "--config", single_config)
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == {"name": name, "unlocked": True}
+        assert json.loads(done.stdout) == {"name": name, "unlocked": True, "kind": "reentrant"}
         assert not client.get_lock(name).is_locked()
     finally:
         release.set()
         holder.join(10)
+
+
+def force_unlock_cli(config: str, name: str) -> dict[str, Any]:
+    """``lock unlock --force --yes NAME --json``: its report."""
+    result = cli("lock", "unlock", "--force", "--yes", name, "--json", "--config", config)
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_force_unlock_of_a_fair_lock_keeps_the_queue_and_wakes_its_head(
+    single_config: str, request: pytest.FixtureRequest
+) -> None:
+    name = lock_name(request)
+    with contextlib.ExitStack() as stack:
+        holder_client, first, second = (
+            stack.enter_context(Redisson.create(Config.from_yaml(single_config))) for _ in range(3)
+        )
+        holder = holding(holder_client.get_fair_lock(name))
+        waiters = []
+        for client in (first, second):  # queued in this order
+            waiters.append(
+                Owner(
+                    lambda client=client: client.get_fair_lock(name).try_lock(20),
+                    lambda client=client: client.get_fair_lock(name).unlock(),
+                )
+            )
+            eventually(
+                lambda: len(lock_status(holder_client, name)["queue"]) == len(waiters),
+                timeout=10,
+                what=f"{len(waiters)} fair waiter(s) queued",
+            )
+        stack.callback(lambda: [o.finish() for o in (holder, *waiters)])
+
+        [entry] = status(single_config, name)
+        assert [q["client_id"] for q in entry["queue"]] == [first.id, second.id]
+        assert counts(entry) == [(holder_client.id, None, 1)]
+        forced = time.monotonic()
+        assert force_unlock_cli(single_config, name) == {
+            "name": name,
+            "unlocked": True,
+            "kind": "fair",
+        }
+        # The head was woken (not left to find out after the holder's 30 s TTL), and the
+        # waiter behind it is still queued, in its place.
+        assert waiters[0].returned.wait(10) and waiters[0].result is True
+        assert waiters[0].returned_at - forced < 5
+        [after] = status(single_config, name)
+        assert counts(after) == [(first.id, None, 1)]
+        assert [q["client_id"] for q in after["queue"]] == [second.id]
+        assert not waiters[1].returned.is_set()
+
+
+def test_force_unlock_of_a_read_write_lock_in_either_mode_wakes_every_waiter(
+    single_config: str, request: pytest.FixtureRequest
+) -> None:
+    name = lock_name(request)
+    with contextlib.ExitStack() as stack:
+        holder_client, readers_client, writer_client = (
+            stack.enter_context(Redisson.create(Config.from_yaml(single_config))) for _ in range(3)
+        )
+        writer = holding(holder_client.get_read_write_lock(name).write_lock())
+        readers = [
+            Owner(
+                lambda: readers_client.get_read_write_lock(name).read_lock().try_lock(20),
+                lambda: readers_client.get_read_write_lock(name).read_lock().unlock(),
+            )
+            for _ in range(2)
+        ]
+        stack.callback(lambda: [o.finish() for o in (writer, *readers)])
+        eventually(
+            lambda: lock_status(holder_client, name)["waiters"] == 1,
+            timeout=10,
+            what="the readers' client subscribed",
+        )
+        time.sleep(0.2)  # both readers waiting (one subscription for the client)
+
+        [entry] = status(single_config, name)
+        assert (entry["kind"], entry["mode"], entry["waiters"]) == ("read-write", "write", 1)
+        assert counts(entry) == [(holder_client.id, "write", 1)]
+        assert "read-write lock, write mode" in status_text(single_config, name)
+        forced = time.monotonic()
+        assert force_unlock_cli(single_config, name)["unlocked"] is True
+        for reader in readers:  # both woken by the one message
+            assert reader.returned.wait(10) and reader.result is True
+            assert reader.returned_at - forced < 5
+
+        # Now read-held by both readers: a waiting writer is woken by the force unlock.
+        late_writer = Owner(
+            lambda: writer_client.get_read_write_lock(name).write_lock().try_lock(20),
+            lambda: writer_client.get_read_write_lock(name).write_lock().unlock(),
+        )
+        stack.callback(late_writer.finish)
+        eventually(
+            lambda: lock_status(holder_client, name)["waiters"] == 1,
+            timeout=10,
+            what="the writer subscribed",
+        )
+        [entry] = status(single_config, name)
+        assert (entry["mode"], sorted(counts(entry))) == (
+            "read",
+            sorted([(readers_client.id, "read", 1)] * 2),
+        )
+        forced = time.monotonic()
+        assert force_unlock_cli(single_config, name) == {
+            "name": name,
+            "unlocked": True,
+            "kind": "read-write",
+        }
+        assert late_writer.returned.wait(10) and late_writer.result is True
+        assert late_writer.returned_at - forced < 5
+        [entry] = status(single_config, name)
+        assert counts(entry) == [(writer_client.id, "write", 1)]
+
+
+def test_unlock_refuses_what_is_not_a_lock(
+    client: Redisson, single_config: str, request: pytest.FixtureRequest
+) -> None:
+    base = lock_name(request)
+    semaphore = client.get_semaphore(f"{base}-semaphore")
+    latch = client.get_count_down_latch(f"{base}-latch")
+    permits = client.get_permit_expirable_semaphore(f"{base}-permits")
+    resource = f"{base}-resource"
+    other = f"{base}-other"
+    try:
+        assert semaphore.try_set_permits(2) and latch.try_set_count(2)
+        assert permits.try_set_permits(2) and permits.try_acquire() is not None
+        client.get_fenced_resource(resource).set("v", 1)
+        client.redis(other).set(other, "not a number")
+        for name, what in (
+            (semaphore.name, "semaphore or count-down latch"),
+            (latch.name, "semaphore or count-down latch"),
+            (permits.name, "permit-expirable semaphore"),
+            (resource, "fenced resource"),
+            (other, "a Redis string"),
+        ):
+            result = cli("lock", "unlock", "--force", "--yes", name, "--config", single_config)
+            assert result.returncode == 2, result
+            assert what in result.stderr and "not a lock" in result.stderr
+        assert semaphore.available_permits() == 2 and latch.get_count() == 2
+        assert (permits.available_permits(), permits.acquired_permits()) == (1, 1)
+        assert client.get_fenced_resource(resource).get() == b"v"
+        assert client.redis(other).get(other) == b"not a number"
+    finally:
+        for name in (semaphore.name, latch.name, permits.name, resource, other):
+            _delete_everything(client, name)
 
 
 # -- run -------------------------------------------------------------------------------------

@@ -4,19 +4,30 @@ The config comes from ``--config FILE`` or the file ``$REDISSON_PY_CONFIG`` name
 command goes through the library's own client, so keys are read on the node the library
 routes them to.
 
-``status NAME...``: per lock, its kind (``reentrant`` for Redisson's hash of owner fields
-``<client uuid>:<owner id>`` -> hold count, ``not locked`` when the key is absent,
-``other`` naming the Redis type otherwise), the holders, the TTL, and the waiters: clients
-subscribed to the lock's unlock channel (``PUBSUB NUMSUB``, or ``SHARDNUMSUB`` with sharded
-pub/sub; unknown (null) on a cluster with classic pub/sub, whose subscriptions may sit on
-any node). A client waiting in several threads subscribes once, so this counts clients.
-``--json``: ``{"locks": [{"name", "kind", "type", "node", "holders": [{"field",
-"client_id", "owner_id", "count"}], "ttl_ms", "waiters"}]}`` (``ttl_ms`` null: no
-expiry or absent).
+``status NAME...``: per name, the kind of object its data shows (see
+:mod:`redisson_py.cli.lock_data`: ``reentrant``, ``fair``, ``read-write``, ``fenced``,
+``semaphore or count-down latch``, ``permit-expirable semaphore``, ``fenced resource``;
+``not locked`` when no key exists, ``other`` naming the Redis type otherwise), the
+holders with hold counts (a read-write lock's mode and each holder's), the TTL, the
+waiters, and what the kind adds: a fair lock's queue in order with each waiter's
+timeout, a fenced lock's current token, a semaphore's or latch's value, a
+permit-expirable semaphore's available and acquired permits with their expiries, a
+fenced resource's fence record (highest token and owner). Waiters are a fair lock's
+queue (exact); else the clients subscribed to the kind's channel (``PUBSUB NUMSUB``, or
+``SHARDNUMSUB`` with sharded pub/sub; unknown (null) on a cluster with classic pub/sub,
+whose subscriptions may sit on any node): a client waiting in several threads subscribes
+once, so this counts clients. ``--json``: ``{"locks": [entry...]}``, each entry as
+:func:`~redisson_py.cli.lock_data.lock_status` documents (``{"name", "kind", "type",
+"node", "holders": [{"field", "client_id", "owner_id", "count"}], "ttl_ms", "waiters"}``
+as before, plus ``locked``, ``mode``, ``queue``, ``token``, ``value``, ``permits``,
+``fence`` and each holder's ``mode``).
 
-``unlock --force NAME``: deletes the lock whoever holds it and wakes its waiters. Asks on
-the terminal unless ``--yes``; with no terminal and no ``--yes`` it refuses (exit 2).
-``--json``: ``{"name", "unlocked"}`` (false: it was not locked).
+``unlock --force NAME``: frees the lock whoever holds it and wakes its waiters, as its
+kind's own force unlock does (:func:`force_unlock`); a name that holds no lock (a
+semaphore, a latch, a fenced resource, another Redis type) is refused with exit 2 and
+left alone. Asks on the terminal unless ``--yes``; with no terminal and no ``--yes`` it
+refuses (exit 2). ``--json``: ``{"name", "unlocked", "kind"}`` (false: it was not
+locked).
 
 ``run NAME [--wait S] [--lease S] -- CMD ARGS...``: like flock(1). Takes the lock
 (waiting for ever, or up to ``--wait`` seconds), runs CMD while holding it (the watchdog
@@ -36,7 +47,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import re
 import signal
 import subprocess
 import sys
@@ -44,15 +54,25 @@ import threading
 import types
 from typing import Any
 
-from redisson_py.cli.common import add_common_options, emit_json, load_config, text
-from redisson_py.config import redact_address
+from redisson_py.cli.common import add_common_options, emit_json, load_config
+from redisson_py.cli.lock_data import (
+    FAIR_KIND,
+    FENCED_KIND,
+    LOCK_KINDS,
+    NOT_LOCKED,
+    OTHER,
+    READ_WRITE_KIND,
+    REENTRANT_KIND,
+    KeyNames,
+    format_status,
+    lock_status,
+)
 from redisson_py.core.holds import LockLost
-from redisson_py.core.lock_kinds import ACQUIRE_LATCH_PREFIX
-from redisson_py.core.naming import channel_name
+from redisson_py.core.scripts import rwlock
 from redisson_py.errors import RedissonError
 from redisson_py.sync.client import Redisson
 
-__all__ = ["EXIT_LOCK_LOST", "EXIT_WAIT_TIMEOUT", "lock_status", "register"]
+__all__ = ["EXIT_LOCK_LOST", "EXIT_WAIT_TIMEOUT", "force_unlock", "lock_status", "register"]
 
 EXIT_USAGE = 2
 EXIT_WAIT_TIMEOUT = 75
@@ -62,8 +82,6 @@ EXIT_LOCK_LOST = 76
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 DEFAULT_GRACE = 5.0
-
-_OWNER_FIELD = re.compile(r"^[0-9a-fA-F-]{36}:.+$")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,18 +96,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     status = commands.add_parser(
         "status",
-        help="kind, holders, TTL and waiters of locks",
-        description="Show each lock's kind, holders with hold counts, TTL and waiters.",
+        help="kind, holders, TTL and waiters of locks (and semaphores, latches)",
+        description="Show each name's kind (told from its data), holders with hold "
+        "counts, TTL and waiters, and what the kind adds: a fair lock's queue, a read-write "
+        "lock's mode, a fenced lock's token, a semaphore's permits, a fence record.",
     )
-    status.add_argument("names", metavar="NAME", nargs="+", help="lock names")
+    status.add_argument("names", metavar="NAME", nargs="+", help="lock (or object) names")
     add_common_options(status)
     status.set_defaults(handler=run_status)
 
     unlock = commands.add_parser(
         "unlock",
         help="free a lock whoever holds it (needs --force)",
-        description="Delete a lock whoever holds it and wake its waiters. Requires --force; "
-        "asks for confirmation on the terminal unless --yes.",
+        description="Free a lock whoever holds it and wake its waiters, as its kind's force "
+        "unlock does (a fair lock keeps its queue). Refuses (exit 2) a name that holds no "
+        "lock, such as a semaphore or a latch. Requires --force; asks for confirmation on "
+        "the terminal unless --yes.",
     )
     unlock.add_argument("name", metavar="NAME", help="the lock name")
     unlock.add_argument("--force", action="store_true", help="required: this breaks a hold")
@@ -155,90 +177,15 @@ def _refuse(message: str) -> int:
 # -- status ----------------------------------------------------------------------------------
 
 
-def lock_status(client: Any, name: str) -> dict[str, Any]:
-    """What Redis says about lock ``name``, read through ``client`` (a sync Redisson)."""
-    manager = client.connection_manager
-    node = manager.view.master_for(name)
-    redis_client = client.redis(name)
-    kind_of_key = text(redis_client.type(name))
-    entry: dict[str, Any] = {
-        "name": name,
-        "kind": "not locked",
-        "type": None if kind_of_key == "none" else kind_of_key,
-        "node": None if node is None else redact_address(str(node)),
-        "holders": [],
-        "ttl_ms": None,
-        "waiters": _waiters(manager, redis_client, name),
-    }
-    if kind_of_key == "none":
-        return entry
-    ttl = int(redis_client.pttl(name))
-    entry["ttl_ms"] = ttl if ttl >= 0 else None
-    if kind_of_key != "hash":
-        entry["kind"] = "other"
-        return entry
-    fields = {text(k): text(v) for k, v in redis_client.hgetall(name).items()}
-    # redisson-py's per-owner acquire-request fields ride along with the owner fields
-    fields = {k: v for k, v in fields.items() if not k.startswith(ACQUIRE_LATCH_PREFIX)}
-    if not fields or not all(_OWNER_FIELD.match(f) and v.isdigit() for f, v in fields.items()):
-        entry["kind"] = "other"
-        return entry
-    entry["kind"] = "reentrant"
-    for field, count in sorted(fields.items()):
-        client_id, _, owner_id = field.partition(":")
-        entry["holders"].append(
-            {"field": field, "client_id": client_id, "owner_id": owner_id, "count": int(count)}
-        )
-    return entry
-
-
-def _waiters(manager: Any, redis_client: Any, name: str) -> int | None:
-    channel = channel_name(name, by_slot=manager.routes_by_slot)
-    if manager.publish_command == "spublish":
-        reply = redis_client.execute_command("PUBSUB", "SHARDNUMSUB", channel)
-    elif manager.routes_by_slot:
-        return None  # classic pub/sub on a cluster: subscribers may be on any node
-    else:
-        reply = redis_client.execute_command("PUBSUB", "NUMSUB", channel)
-    # [channel, count] (redis-py may already have paired it up)
-    if isinstance(reply, list) and reply and isinstance(reply[0], tuple):
-        return int(reply[0][1])
-    return int(reply[1]) if isinstance(reply, list) and len(reply) >= 2 else None
-
-
-def _format_status(entry: dict[str, Any]) -> str:
-    name = entry["name"]
-    if entry["kind"] == "not locked":
-        line = f"{name}: not locked"
-    elif entry["kind"] == "other":
-        line = f"{name}: not a lock (a Redis {entry['type']})"
-    else:
-        line = f"{name}: reentrant lock"
-    lines = [line]
-    for holder in entry["holders"]:
-        lines.append(
-            f"  holder {holder['client_id']} owner {holder['owner_id']}: "
-            f"hold count {holder['count']}"
-        )
-    if entry["kind"] != "not locked":
-        ttl = entry["ttl_ms"]
-        lines.append(f"  ttl: {'none' if ttl is None else f'{ttl / 1000:.3f} s'}")
-    waiters = entry["waiters"]
-    lines.append(f"  waiters: {'unknown' if waiters is None else waiters}")
-    if entry["node"]:
-        lines.append(f"  node: {entry['node']}")
-    return "\n".join(lines)
-
-
 def run_status(args: argparse.Namespace) -> int:
-    """Print the status of each named lock; exit 0."""
+    """Print the status of each named object; exit 0."""
     config = load_config(args.config)
     with Redisson.create(config) as client:
         entries = [lock_status(client, name) for name in args.names]
     if args.json:
         emit_json({"locks": entries})
     else:
-        print("\n".join(_format_status(e) for e in entries), flush=True)
+        print("\n".join(format_status(e) for e in entries), flush=True)
     return 0
 
 
@@ -249,27 +196,72 @@ def run_unlock(args: argparse.Namespace) -> int:
     """Force-unlock one lock after confirmation; see the module docstring."""
     if not args.force:
         return _refuse(f"'lock unlock' breaks whoever holds {args.name!r}: pass --force to do it")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            return _refuse("no terminal to confirm on: pass --yes to force-unlock without asking")
-        print(
-            f"Force-unlock {args.name!r}, whoever holds it? [y/N] ",
-            end="",
-            flush=True,
-            file=sys.stderr,
-        )
-        answer = sys.stdin.readline().strip().lower()
-        if answer not in ("y", "yes"):
-            print("redisson-py: not unlocked", file=sys.stderr, flush=True)
-            return 1
+    if not args.yes and not sys.stdin.isatty():
+        return _refuse("no terminal to confirm on: pass --yes to force-unlock without asking")
     config = load_config(args.config)
     with Redisson.create(config) as client:
-        unlocked = bool(client.get_lock(args.name).force_unlock())
+        entry = lock_status(client, args.name)
+        kind = entry["kind"]
+        if kind not in LOCK_KINDS and kind != NOT_LOCKED:
+            what = f"a Redis {entry['type']}" if kind == OTHER else f"a {kind}"
+            return _refuse(
+                f"{args.name!r} is {what}, not a lock: 'lock unlock' frees locks only "
+                "and left it as it is"
+            )
+        if not args.yes:
+            print(
+                f"Force-unlock {args.name!r} ({kind}), whoever holds it? [y/N] ",
+                end="",
+                flush=True,
+                file=sys.stderr,
+            )
+            answer = sys.stdin.readline().strip().lower()
+            if answer not in ("y", "yes"):
+                print("redisson-py: not unlocked", file=sys.stderr, flush=True)
+                return 1
+        unlocked = force_unlock(client, args.name, kind)
     if args.json:
-        emit_json({"name": args.name, "unlocked": unlocked})
+        emit_json({"name": args.name, "unlocked": unlocked, "kind": kind})
+    elif unlocked:
+        print(f"{args.name}: unlocked ({kind} lock)", flush=True)
     else:
-        print(f"{args.name}: {'unlocked' if unlocked else 'was not locked'}", flush=True)
+        print(f"{args.name}: was not locked", flush=True)
     return 0
+
+
+def force_unlock(client: Any, name: str, kind: str) -> bool:
+    """Free lock ``name`` of ``kind`` (one of :data:`LOCK_KINDS`, from its data) whoever
+    holds it, through the library's class for that kind; True if it was held.
+
+    - ``reentrant``, ``fenced``: the hash is deleted and one waiter per client woken
+      (``0`` on the lock's channel); a fenced lock's token counter stays, so the next
+      holder's token is still larger.
+    - ``fair``: the hash is deleted, waiters whose timeout passed leave the queue and
+      the head waiter is woken on its own channel; the queue stays, in order.
+    - ``read-write``: the hash is deleted, whichever its mode, and every waiter is woken
+      (``1`` on ``redisson_rwlock:{name}``: readers may all enter). The read holds'
+      timeout keys expire by themselves.
+    - ``not locked``: nothing is done (False): a lock taken since the look is left alone.
+    """
+    if kind == FAIR_KIND:
+        return bool(client.get_fair_lock(name).force_unlock())
+    if kind == FENCED_KIND:
+        return bool(client.get_fenced_lock(name).force_unlock())
+    if kind == READ_WRITE_KIND:
+        pair = client.get_read_write_lock(name)
+        if pair.write_lock().force_unlock():  # publishes 1 itself
+            return True
+        if not pair.read_lock().force_unlock():  # publishes 0: wakes one waiter per client
+            return False
+        manager = client.connection_manager
+        channel = KeyNames.of(name, by_slot=manager.routes_by_slot).read_write_channel
+        client.redis(name).execute_command(
+            manager.publish_command.upper(), channel, rwlock.WRITE_UNLOCK_MESSAGE
+        )
+        return True
+    if kind == REENTRANT_KIND:
+        return bool(client.get_lock(name).force_unlock())
+    return False
 
 
 # -- run -------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from typing import IO, Any, Final
+from typing import IO, Any, Final, NoReturn
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -120,7 +120,9 @@ def _check_depth(text: str, name: str) -> None:
     before composing: PyYAML's composer recurses once per level, so 5,000 ``[`` would end
     in a RecursionError, and its scanner is quadratic in the flow depth (0.26 s for 5,000
     ``[``). The events come from libyaml when it is there (linear, stops at the first
-    level too deep); its syntax errors are left to the composer, which words them."""
+    level too deep); its syntax errors are left to the composer, which words them. The
+    libyaml that PyYAML 6.0.4 bundles refuses more than 1,000 levels itself, while it
+    scans ahead, before the events that would show the depth: that refusal is one too."""
     if len(text) > _MAX_CHARS:
         raise ConfigError(f"{name}: the document is larger than {_MAX_CHARS} characters")
     depth = 0
@@ -130,15 +132,22 @@ def _check_depth(text: str, name: str) -> None:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > _MAX_DEPTH:
-                    line = event.start_mark.line + 1 if event.start_mark else None
-                    where = f"{name}, line {line}" if line else name
-                    raise ConfigError(
-                        f"{where}: nested more than {_MAX_DEPTH} levels deep", line=line
-                    )
+                    _too_deep(name, event.start_mark)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        if "nesting depth" in (exc.problem or ""):  # libyaml's own limit, far past ours
+            _too_deep(name, exc.problem_mark)
     except yaml.YAMLError:
         return
+
+
+def _too_deep(name: str, mark: Any) -> NoReturn:
+    """Raise :class:`ConfigError` for nesting past ``_MAX_DEPTH`` at ``mark`` (a PyYAML
+    or libyaml mark, or None)."""
+    line = mark.line + 1 if mark is not None else None
+    where = f"{name}, line {line}" if line else name
+    raise ConfigError(f"{where}: nested more than {_MAX_DEPTH} levels deep", line=line)
 
 
 def _compose(text: str, name: str, *, single: bool) -> list[Node]:

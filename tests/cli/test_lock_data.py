@@ -1,0 +1,94 @@
+"""``lock status``'s reading of data, without Redis: the key names it reads are the
+library's own, and the kind each layout is told as (on snapshots written out here the
+way the scripts leave them; integration/harness/test_lock_cli.py reads real ones)."""
+
+from __future__ import annotations
+
+import pytest
+
+from redisson_py.cli import build_parser
+from redisson_py.cli.lock_data import KeyNames, Snapshot, classify, format_status
+from redisson_py.core import latch_flows, naming, permit_flows, semaphore_flows
+from redisson_py.core.lock_kinds import FAIR, FENCED, READ
+from redisson_py.core.scripts.permit_semaphore import NO_LEASE
+
+OWNER = "0b9f3b4e-9d53-4f4e-a8f6-1c2d3e4f5a6b:1"
+PERMIT = b"\x01" * 16
+
+
+@pytest.mark.parametrize("name", ["orders", "a{tag}b", "a}b", "x{"])
+@pytest.mark.parametrize("by_slot", [False, True])
+def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
+    keys = KeyNames.of(name, by_slot=by_slot)
+    assert (keys.fair_queue, keys.fair_timeouts) == FAIR.aux_keys(name, by_slot)
+    assert (keys.fenced_token,) == FENCED.aux_keys(name, by_slot)
+    assert (keys.permits,) == permit_flows.LAYOUT.aux(name, by_slot)
+    assert keys.lock_channel == naming.channel_name(name, by_slot=by_slot)
+    assert keys.read_write_channel == naming.prefixed_name(
+        READ.channel_prefix, name, by_slot=by_slot
+    )
+    assert keys.semaphore_channel == semaphore_flows.channel_name(name, by_slot)
+    assert keys.latch_channel == latch_flows.channel_name(name, by_slot)
+    if by_slot:  # every key in the name's slot
+        slot = naming.key_slot(name)
+        for key in (keys.fair_queue, keys.fenced_token, keys.permits, keys.fence_record):
+            assert naming.key_slot(key) == slot
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "kind"),
+    [
+        (Snapshot(), "not locked"),
+        (Snapshot("hash", fields={OWNER: "2"}), "reentrant"),
+        (Snapshot("hash", fields={OWNER: "1"}, queue=[OWNER + "x"]), "fair"),
+        (Snapshot(queue=[OWNER]), "fair"),
+        (Snapshot("hash", fields={OWNER: "1"}, token="7"), "fenced"),
+        (Snapshot(token="7"), "fenced"),
+        (Snapshot("hash", fields={"mode": "write", OWNER + ":write": "1"}), "read-write"),
+        (Snapshot("hash", fields={"mode": "read", OWNER: "3"}), "read-write"),
+        (Snapshot("string", value="3"), "semaphore or count-down latch"),
+        (Snapshot("string", value="0", permits=[(PERMIT, NO_LEASE)]), "permit-expirable semaphore"),
+        (Snapshot(permits=[(PERMIT, 5)]), "permit-expirable semaphore"),
+        (Snapshot("string", value="v", fence={"token": "3", "owner": OWNER}), "fenced resource"),
+        (Snapshot(fence={"token": "3", "owner": OWNER}), "fenced resource"),
+        (Snapshot("string", value="hello"), "other"),
+        (Snapshot("string"), "other"),  # too long to be read: no counter
+        (Snapshot("hash", fields={"field": "value"}), "other"),
+        (Snapshot("hash", fields={"mode": "read"}), "other"),
+        (Snapshot("list"), "other"),
+    ],
+)
+def test_kinds_told_from_data(snapshot: Snapshot, kind: str) -> None:
+    assert classify(snapshot) == kind
+
+
+def test_text_of_an_entry_says_what_cannot_be_told() -> None:
+    entry = {
+        "name": "pool",
+        "kind": "semaphore or count-down latch",
+        "type": "string",
+        "node": None,
+        "locked": None,
+        "holders": [],
+        "ttl_ms": None,
+        "waiters": None,
+        "mode": None,
+        "queue": [],
+        "token": None,
+        "value": 3,
+        "permits": None,
+        "fence": None,
+    }
+    text = format_status(entry)
+    assert "cannot tell them apart" in text and ": 3" in text and "waiters: unknown" in text
+
+
+def test_status_and_unlock_arguments() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["lock", "status", "a", "b{c}", "--json", "--config", "x.yaml"])
+    assert (args.names, args.json, args.config) == (["a", "b{c}"], True, "x.yaml")
+    args = parser.parse_args(["lock", "unlock", "--force", "-y", "name"])
+    assert (args.name, args.force, args.yes, args.json) == ("name", True, True, False)
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["lock", "status"])  # at least one name
+    assert exited.value.code == 2
