@@ -14,7 +14,8 @@
   package accepts (its lower bound) and the newest on PyPI.
 - ``ci_matrix``: what CI runs of it (``scripts/test`` calls it, after the main test
   run): the unit tests on the oldest redis-py (in a fresh virtualenv of the interpreter
-  running nox, installed from PyPI), and the lock suite's core (``CI_SERVER_SUITE``) on
+  running nox, installed from PyPI), the core's unit tests with the ``hiredis`` extra on
+  the newest redis-py, and the lock suite's core (``CI_SERVER_SUITE``) on
   Redis 6.2 and Valkey 8.1. It is the default session: ``nox`` alone runs it.
 
 Extra arguments go to pytest: ``nox -s "servers(redis-6.2)" -- -x -k watchdog``.
@@ -118,6 +119,10 @@ def redis_py(session: nox.Session, bound: str) -> None:
 def ci_matrix(session: nox.Session) -> None:
     """The part of the matrix CI runs: oldest redis-py, then Redis 6.2 and Valkey 8.1."""
     _unit(session, f"redis=={OLDEST_REDIS_PY}")
+    # The hiredis extra on the newest redis-py: the C writer packs what the Python one
+    # does, and the flows run on hiredis's reply parser (the core's unit tests, ~10 s).
+    session.install("--upgrade", "redis", "-e", f"{ROOT}[test,hiredis]")
+    session.run("python", "-m", "pytest", "tests/core", "-q", "-p", "no:cacheprovider")
     if os.environ.get("REDISSON_PY_SKIP_SERVER_MATRIX"):
         session.log("REDISSON_PY_SKIP_SERVER_MATRIX is set: server cells skipped")
         return

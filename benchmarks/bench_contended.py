@@ -12,7 +12,6 @@ back scores high throughput and low fairness.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -20,6 +19,7 @@ from typing import Any
 
 from benchmarks.contenders import AsyncContender, Contender, Server
 from benchmarks.stats import jain_fairness, median
+from benchmarks.workers import spawned
 
 KINDS = ("ours", "ours-asyncio", "redis-py", "python-redis-lock", "pottery")
 PROCESSES = 2
@@ -90,7 +90,7 @@ def _run_tasks(kind: str, server: Server, name: str, conn: Connection) -> None:
     conn.send(asyncio.run(main()))
 
 
-def _process(kind: str, port: int, name: str, conn: Connection) -> None:
+def _process(conn: Connection, kind: str, port: int, name: str) -> None:
     if kind.endswith("asyncio"):
         _run_tasks(kind, Server(port), name, conn)
     else:
@@ -98,22 +98,9 @@ def _process(kind: str, port: int, name: str, conn: Connection) -> None:
 
 
 def _measure(kind: str, server: Server, window: float) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
     name = f"bench:contended:{kind}"
-    pipes, processes = [], []
-    try:
-        for _ in range(PROCESSES):
-            ours, theirs = context.Pipe()
-            process = context.Process(
-                target=_process, args=(kind, server.port, name, theirs), daemon=True
-            )
-            process.start()
-            pipes.append(ours)
-            processes.append(process)
-        for pipe in pipes:
-            if not pipe.poll(60):
-                raise RuntimeError(f"contended {kind}: a worker process did not start")
-            pipe.recv()
+    arguments = [(kind, server.port, name)] * PROCESSES
+    with spawned(_process, arguments, what=f"contended {kind}") as pipes:
         start = time.monotonic() + 0.3
         for pipe in pipes:
             pipe.send((start, window))
@@ -122,13 +109,6 @@ def _measure(kind: str, server: Server, window: float) -> dict[str, Any]:
             if not pipe.poll(WINDOWS * window + 60):
                 raise RuntimeError(f"contended {kind}: a worker process did not report")
             reports.append(pipe.recv())
-        for process in processes:
-            process.join(10)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-                process.join()
     totals = [sum(report[0][w] for report in reports) for w in range(WINDOWS)]
     per_window = [b - a for a, b in zip([0, *totals[:-1]], totals, strict=True)]
     rates = [n / window for n in per_window]

@@ -36,7 +36,8 @@ import redis.asyncio as aioredis
 from redisson_py import Config, Redisson, RedLock
 from redisson_py import asyncio as aio
 from redisson_py.core import naming, scripts
-from redisson_py.core.lock_flows import acquire_latch_field, to_millis
+from redisson_py.core.lock_flows import to_millis
+from redisson_py.core.lock_kinds import acquire_latch_field, new_request_id
 from redisson_py.core.modes import mode_for
 from redisson_py.core.options import lock_settings
 
@@ -109,14 +110,21 @@ _floor_owner_ids = itertools.count(1)
 
 
 class FloorScripts:
-    """The floor's two calls for one lock name and one owner (see the module docstring)."""
+    """The floor's two calls for one lock name and one owner (see the module docstring):
+    the library's keys (``by_slot``: a cluster's slot-safe names), arguments and request
+    ids (:func:`~redisson_py.core.lock_kinds.new_request_id`), built by hand."""
 
-    def __init__(self, name: str, latch_ms: int):
+    def __init__(
+        self, name: str, latch_ms: int, *, by_slot: bool = False, publish: str = "publish"
+    ):
         self.name = name
-        self.channel = naming.channel_name(name)
+        self.by_slot = by_slot
+        self.channel = naming.channel_name(name, by_slot=by_slot)
         self.owner = f"{uuid.uuid4()}:{next(_floor_owner_ids)}"
+        self.latch_field = acquire_latch_field(self.owner)
         self.latch_ms = latch_ms
         self.lease_ms = LEASE_SECONDS * 1000
+        self.publish = publish
 
     def acquire_args(self) -> tuple[Any, ...]:
         return (
@@ -125,12 +133,12 @@ class FloorScripts:
             self.name,
             self.lease_ms,
             self.owner,
-            acquire_latch_field(self.owner),
-            uuid.uuid4().hex,
+            self.latch_field,
+            new_request_id(),
         )
 
     def release_args(self) -> tuple[Any, ...]:
-        latch = naming.unlock_latch_name(self.name, uuid.uuid4().hex)
+        latch = naming.unlock_latch_name(self.name, new_request_id(), by_slot=self.by_slot)
         return (
             scripts.RELEASE.sha,
             3,
@@ -139,7 +147,7 @@ class FloorScripts:
             latch,
             naming.UNLOCK_MESSAGE,
             self.owner,
-            "publish",
+            self.publish,
             self.latch_ms,
         )
 

@@ -42,9 +42,9 @@ def _instrument(marks: dict[str, float]) -> None:
     close = pubsub.Subscription.close
     execute = manager.ConnectionManager.execute
 
-    def timed_deliver(self: Any, channel: str) -> None:
+    def timed_deliver(self: Any, *args: Any) -> None:
         marks.setdefault("delivered", time.monotonic())
-        deliver(self, channel)
+        deliver(self, *args)
 
     def timed_wait(self: Any, timeout: float) -> bool:
         woken = wait(self, timeout)

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from benchmarks.contenders import LABELS
-from benchmarks.report import REDLOCK_LABELS
+from benchmarks.report import CLUSTER_LABELS, REDLOCK_LABELS
 
 OURS_COLOR = "#c0392b"
 BASELINE_COLOR = "#7f8c8d"
@@ -101,7 +101,8 @@ def handoff(directory: Path, ho: dict[str, Any]) -> Path:
     return path
 
 
-def redlock(directory: Path, rl: dict[str, Any]) -> Path:
+def redlock(directory: Path, rl: dict[str, Any], name: str = "redlock.png") -> Path:
+    """Box plots of every contender's cycle latency (``rl``: one of the RedLock runs)."""
     kinds = list(rl["samples"])
     figure, axes = plt.subplots(figsize=(8, 4.5))
     data = [[s * 1000 for s in rl["samples"][kind]] for kind in kinds]
@@ -112,13 +113,29 @@ def redlock(directory: Path, rl: dict[str, Any]) -> Path:
     axes.set_yticks(range(1, len(kinds) + 1), [REDLOCK_LABELS[k] for k in kinds])
     axes.set_xscale("log")
     axes.set_xlabel("acquire + release, ms (log scale; whiskers p1-p99)")
-    axes.set_title("RedLock over independent masters vs a single lock")
+    delay = rl.get("delay_seconds")
+    title = "RedLock over independent masters vs a single lock"
+    axes.set_title(title + (f", {delay * 1000:g} ms round trip added" if delay else ""))
     axes.grid(True, axis="x", which="both", alpha=0.3)
     figure.tight_layout()
-    path = directory / "redlock.png"
+    path = directory / name
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def cluster(directory: Path, cl: dict[str, Any]) -> Path:
+    floor = cl["median"]["floor"]
+    items = [
+        (kind, CLUSTER_LABELS[kind], rate, f"{rate:,.0f}/s  {rate / floor:.2f}x")
+        for kind, rate in cl["median"].items()
+    ]
+    return _bars(
+        directory / "cluster.png",
+        f"Cluster, 3 masters: {cl['layout']}",
+        "acquisitions per second (ratio: vs the floor)",
+        items,
+    )
 
 
 def memory(directory: Path, mem: dict[str, Any]) -> Path:
@@ -161,6 +178,10 @@ def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
         )
     if results.get("redlock"):
         paths.append(redlock(directory, results["redlock"]))
+        if results["redlock"].get("rtt"):
+            paths.append(redlock(directory, results["redlock"]["rtt"], "redlock_rtt.png"))
+    if results.get("cluster"):
+        paths.append(cluster(directory, results["cluster"]))
     if results.get("memory"):
         paths.append(memory(directory, results["memory"]))
     return paths

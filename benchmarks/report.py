@@ -20,6 +20,10 @@ REDLOCK_LABELS = {
     "pottery-3": "pottery Redlock, 3 masters",
     "pottery-5": "pottery Redlock, 5 masters",
 }
+CLUSTER_LABELS = {
+    "floor": "floor: the 2 scripts sent per node by redis-py",
+    "ours": "redisson-py",
+}
 
 
 def _ms(seconds: float) -> str:
@@ -118,17 +122,88 @@ def _redlock(rl: dict[str, Any]) -> list[str]:
                 REDLOCK_LABELS[kind],
                 _ms(s["p50"]),
                 _ms(s["p99"]),
+                f"{rl['ratio_p50_vs_floor5'][kind]:.2f}x",
                 f"{rl['ratio_p50_vs_single'][kind]:.2f}x",
             ]
         )
-    return [
+    lines = [
         "## RedLock: acquire + release latency, uncontended",
         "",
         "Independent masters of the harness's `redlock` topology; the single lock is on the "
-        "first of them. Contenders take turns of a few cycles in a rotating order; ratio: "
-        "median over blocks of turns of p50 / the single lock's p50 in the same block.",
+        "first of them. Contenders take turns of a few cycles in a rotating order; ratios: "
+        "median over blocks of turns of p50 / the yardstick's p50 in the same block (the "
+        "5-master floor: the two scripts sent to every master, then every reply read).",
         "",
-        *_table(["contender", "p50 ms", "p99 ms", "p50 vs single lock"], rows),
+        *_table(
+            ["contender", "p50 ms", "p99 ms", "p50 vs 5-master floor", "p50 vs single lock"],
+            rows,
+        ),
+        "",
+    ]
+    rtt = rl.get("rtt")
+    if rtt:
+        rows = [
+            [
+                REDLOCK_LABELS[kind],
+                _ms(s["p50"]),
+                _ms(s["p99"]),
+                f"{rtt['ratio_p50_vs_single'][kind]:.2f}x",
+            ]
+            for kind, s in rtt["summary"].items()
+        ]
+        lines += [
+            f"### With {rtt['delay_seconds'] * 1000:g} ms of round trip (delay proxies)",
+            "",
+            "Every master behind a delay proxy in a process of its own (half the delay each "
+            "way; measured added round trip "
+            f"{rtt['measured_added_round_trip'] * 1000:.2f} ms, sleep granularity included).",
+            "",
+            *_table(["contender", "p50 ms", "p99 ms", "p50 vs single lock"], rows),
+            "",
+        ]
+    return lines
+
+
+def _cluster(cl: dict[str, Any]) -> list[str]:
+    rows = [
+        [CLUSTER_LABELS[kind], f"{rate:,.0f}", f"{rate / cl['median']['floor']:.2f}x"]
+        for kind, rate in cl["median"].items()
+    ]
+    return [
+        "## Cluster: many independent locks across 3 masters",
+        "",
+        f"{cl['layout']}, no name shared (nothing contends); the harness's `cluster` "
+        "topology (3 masters, 1 replica each: every acquire is followed by a WAIT for the "
+        f"replica, in both contenders). Alternating rounds of {cl['window_seconds']:g} s; "
+        f"rate: median of {cl['rounds']} rounds; redisson-py vs the floor (median over "
+        f"round pairs): {cl['ratio']:.2f}x.",
+        "",
+        *_table(["contender", "acquisitions/s", "vs floor"], rows),
+        "",
+    ]
+
+
+def _loads(results: dict[str, Any]) -> list[str]:
+    """The machine's 1-minute load average around each benchmark (other programs on a
+    shared machine skew timings; say how busy it was)."""
+    rows = []
+    for name, result in results.items():
+        before, after = result.get("load_average_before"), result.get("load_average_after")
+        rows.append(
+            [
+                name,
+                f"{before[0]:.2f}" if before else "n/a",
+                f"{after[0]:.2f}" if after else "n/a",
+                f"{result.get('seconds', math.nan):.0f}",
+            ]
+        )
+    return [
+        "## Machine load",
+        "",
+        "The 1-minute load average before and after each benchmark (2 cores: above about "
+        "0.5, other programs were competing for them).",
+        "",
+        *_table(["benchmark", "load before", "load after", "seconds"], rows),
         "",
     ]
 
@@ -194,10 +269,13 @@ def markdown(document: dict[str, Any], verdicts: list[Verdict]) -> str:
         lines += _contended(results["contended"], un["median"]["floor"] if un else None)
     if results.get("redlock"):
         lines += _redlock(results["redlock"])
+    if results.get("cluster"):
+        lines += _cluster(results["cluster"])
     if results.get("watchdog"):
         lines += _watchdog(results["watchdog"])
     if results.get("memory"):
         lines += _memory(results["memory"])
+    lines += _loads(results)
     return "\n".join(lines)
 
 

@@ -13,14 +13,23 @@ client sent is waiting in the proxy's socket: bytes already there were sent befo
 client could have seen that reply (loopback delivers a send into the receiver's buffer
 within the send call), so they continue the flight. Reading from the client and that
 check hold the same lock, so no byte is between the socket and the count at the check.
+
+:class:`DelayProxy` is the other use of a loopback proxy here: it adds a fixed round
+trip (half on the way to the server, half on the way back), the RedLock benchmark's
+stand-in for masters that are not on this machine. :func:`serve_delayed` runs such
+proxies in a process of their own, so their threads take no CPU time (and no GIL) from
+the client being measured.
 """
 
 from __future__ import annotations
 
+import queue
 import select
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 from redisson_py.core.scripts import Script
 from redisson_py.testing.faults.proxy import LoopbackProxy
@@ -166,3 +175,59 @@ class CountingProxy(LoopbackProxy):
                 if log.replies == log.commands and not _has_unread(client):
                     log.in_flight = False
             client.sendall(chunk)
+
+
+class DelayProxy(LoopbackProxy):
+    """Forward 127.0.0.1:``port`` to 127.0.0.1:``target_port`` with ``delay`` seconds added
+    to every round trip: each chunk is passed on ``delay / 2`` after it arrived, in both
+    directions. A delay line per direction (a receiving thread stamps chunks, a sending
+    thread waits for each one's time), so a pipelined burst is delayed once, not once per
+    chunk, and pub/sub messages come late by the same half delay as replies."""
+
+    name = "delay-proxy"
+
+    def __init__(self, target_port: int, delay: float):
+        self.delay = delay
+        super().__init__(target_port)
+
+    def _up(self, client: socket.socket, server: socket.socket, state: object) -> None:
+        self._delayed(client, server)
+
+    def _down(self, server: socket.socket, client: socket.socket, state: object) -> None:
+        self._delayed(server, client)
+
+    def _delayed(self, source: socket.socket, sink: socket.socket) -> None:
+        line: queue.SimpleQueue[tuple[float, bytes] | None] = queue.SimpleQueue()
+        half = self.delay / 2
+
+        def send() -> None:
+            while (item := line.get()) is not None:
+                due, chunk = item
+                pause = due - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                try:
+                    sink.sendall(chunk)
+                except OSError:
+                    return
+
+        sender = threading.Thread(target=send, name=f"{self.name}-send", daemon=True)
+        sender.start()
+        try:
+            while chunk := source.recv(_CHUNK):
+                line.put((time.monotonic() + half, chunk))
+        finally:
+            line.put(None)
+            sender.join(timeout=2)
+
+
+def serve_delayed(conn: Connection, ports: list[int], delay: float) -> None:
+    """A process's body: a :class:`DelayProxy` in front of each of ``ports``; sends the
+    proxies' ports on ``conn``, then serves until anything arrives on it."""
+    proxies = [DelayProxy(port, delay) for port in ports]
+    try:
+        conn.send([proxy.port for proxy in proxies])
+        conn.recv()
+    finally:
+        for proxy in proxies:
+            proxy.close()

@@ -1,9 +1,9 @@
 """The benchmark runner: ``python -m benchmarks [--full] [--only NAMES] [--out DIR]``.
 
-Starts a single redis-server (and later five independent ones for RedLock) on 127.0.0.1
-with the test harness's process backend, runs every benchmark against it in one run,
-prints the markdown report, and writes ``results.json``, ``results.md`` and the PNG plots
-to ``benchmarks/results/`` (``--only`` runs a subset and writes to ``results/partial/``
+Starts a single redis-server (later five independent ones for RedLock, then a 3-master
+cluster) on 127.0.0.1 with the test harness's process backend, runs every benchmark in
+one run, prints the markdown report, and writes ``results.json``, ``results.md`` and the
+PNG plots to ``benchmarks/results/`` (``--only`` runs a subset and writes to ``results/partial/``
 unless ``--out`` says otherwise). Progress goes to stderr. Everything it started is
 stopped at the end, Ctrl-C included.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    bench_cluster,
     bench_contended,
     bench_handoff,
     bench_memory,
@@ -34,7 +35,7 @@ from benchmarks.targets import judge
 from redisson_py.testing import start_topology
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ALL = ("uncontended", "handoff", "contended", "redlock", "watchdog", "memory")
+ALL = ("uncontended", "handoff", "contended", "redlock", "cluster", "watchdog", "memory")
 BUDGET_SECONDS = 600
 
 
@@ -81,6 +82,7 @@ def _timed(name: str, step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     started = time.monotonic()
     result = step()
     result["seconds"] = time.monotonic() - started
+    result["load_average_before"] = load
     result["load_average_after"] = load_average()
     _log(f"[{name}] done in {result['seconds']:.0f} s")
     return result
@@ -156,7 +158,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 servers = [Server(node.port) for node in masters.data_nodes]
                 results["redlock"] = _timed(
                     "redlock",
-                    lambda: bench_redlock.run(servers, blocks=3 if quick else 7),
+                    lambda: {
+                        **bench_redlock.run(servers, blocks=3 if quick else 7),
+                        "rtt": bench_redlock.run_rtt(servers, blocks=2 if quick else 5),
+                    },
+                )
+        if "cluster" in chosen:
+            with start_topology("cluster", backend="process") as cluster:
+                yaml = cluster.redisson_yaml()
+                results["cluster"] = _timed(
+                    "cluster",
+                    lambda: bench_cluster.run(
+                        yaml, rounds=2 if quick else 3, window=0.3 if quick else 1.5
+                    ),
                 )
         for name in ("watchdog", "memory"):
             if name in chosen:

@@ -45,9 +45,10 @@ from redisson_py.core.manager_base import (
 )
 from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
+from redisson_py.core.pool_registry import IdleConnections
 from redisson_py.core.subscriptions import WakeRule
 from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Planned, pack, settle
+from redisson_py.core.wire import Planned, finished, pack, settle
 
 log = logging.getLogger("redisson_py.connection")
 
@@ -71,6 +72,7 @@ class ConnectionManager(ManagerBase):
         self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
         self._pid = os.getpid()
         self._last_refresh = 0.0
+        self._slots: dict[ConnectionKey, tuple[Any, IdleConnections]] = {}
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -109,6 +111,7 @@ class ConnectionManager(ManagerBase):
         for worker in self._workers:
             await worker.stop()
         await self.pubsub.close()
+        self._slots = {}
         await self.pools.close()
 
     # --- clients for the user's own commands -------------------------------------------
@@ -139,21 +142,51 @@ class ConnectionManager(ManagerBase):
         note_node(error, address)
         return error
 
-    async def _send(self, key: ConnectionKey, commands: list[Any]) -> Any:
-        """Send ``commands`` on one connection of ``key``'s pool; return the connection."""
-        address, timeout = key[0], key[1] or self.command_timeout
-        pool = self._pool(key)
-        idle = self.pools.idle(pool)
+    def _slot(self, key: ConnectionKey) -> tuple[Any, IdleConnections]:
+        """The pool for ``key`` and its idle connections (one lookup per call)."""
+        slot = self._slots.get(key)
+        if slot is None:
+            pool = self._pool(key)
+            slot = self._slots[key] = (pool, self.pools.idle(pool))
+        return slot
+
+    @staticmethod
+    async def _idle_connection(idle: IdleConnections) -> Any:
+        """An idle connection fit to send on, or None (check one out of the pool)."""
         connection = idle.take()
         if connection is not None and await primitives.stale(connection):
             # The server closed it (a restart, a failover, an idle timeout): a command
             # sent on it would fail, or be lost, for nothing. It reconnects on send.
             await connection.disconnect()
+        return connection
+
+    @staticmethod
+    async def _read(connection: Any, count: int) -> list[Any]:
+        """``count`` replies, error replies as exceptions."""
+        replies: list[Any] = []
+        for _ in range(count):
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
+
+    async def _send(self, key: ConnectionKey, commands: list[Any], *, read: bool = False) -> Any:
+        """Send ``commands`` on one connection of ``key``'s pool; return the connection
+        (:meth:`_receive` reads it later). With ``read``, read their replies too, under
+        the same round-trip timer (each timer of an event loop costs microseconds), give
+        the connection back and return the replies."""
+        address, timeout = key[0], key[1] or self.command_timeout
+        pool, idle = self._slot(key)
+        connection = await self._idle_connection(idle)
         try:
             async with primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = await checkout(pool)
                 await connection.send_packed_command([pack(commands)])
+                if not read:
+                    return connection
+                replies = await self._read(connection, len(commands))
         except BaseException as error:
             if connection is not None:
                 await connection.disconnect()
@@ -162,21 +195,17 @@ class ConnectionManager(ManagerBase):
             if replacement is not error:
                 raise replacement from error
             raise
-        return connection
+        idle.give(connection)
+        return replies
 
     async def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
         """Read ``count`` replies (error replies as exceptions) and give the connection
         back; a connection that failed, timed out or was cancelled mid-way is closed,
         never reused."""
         address, timeout = key[0], key[1] or self.command_timeout
-        replies: list[Any] = []
         try:
             async with primitives.round_trip_timeout(timeout):
-                for _ in range(count):
-                    try:
-                        replies.append(await connection.read_response())
-                    except ResponseError as error:
-                        replies.append(error)
+                return await self._read(connection, count)
         except BaseException as error:
             await connection.disconnect()
             replacement = self._failed(error, address)
@@ -184,16 +213,17 @@ class ConnectionManager(ManagerBase):
                 raise replacement from error
             raise
         finally:
-            self.pools.idle(self._pool(key)).give(connection)
-        return replies
+            self._slot(key)[1].give(connection)
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:
-        key, commands = self.pool_key(planned), planned.commands()
-        connection = await self._send(key, commands)
-        return await self._receive(key, connection, len(commands))
+        replies: list[Any] = await self._send(self.pool_key(planned), planned.commands(), read=True)
+        return replies
 
     async def _settle(self, planned: Planned, replies: list[Any]) -> Any:
         """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
+        outcome = finished(planned, replies)
+        if outcome is not None:
+            return outcome
         steps = settle(planned, replies, self.suspect)
         try:
             resend = next(steps)
@@ -209,11 +239,11 @@ class ConnectionManager(ManagerBase):
         planned = self.plan(effect)
         return await self._settle(planned, await self._roundtrip(planned))  # type: ignore[no-any-return]
 
-    async def start(self, effects: Sequence[Call | Direct]) -> _Batch:
+    async def start(self, effects: Sequence[Call | Direct]) -> _Batch | _One:
         """Send ``effects`` now (one connection per node); read them in ``finish()``."""
         if self._pid != os.getpid():
             self._check_fork()
-        batch = _Batch(self, effects)
+        batch = _One(self, effects[0]) if len(effects) == 1 else _Batch(self, effects)
         await batch.send()
         return batch
 
@@ -279,6 +309,42 @@ class ConnectionManager(ManagerBase):
                 await self._closed.wait(0.5)
             finally:
                 await close_pubsub(pubsub)
+
+
+class _One:
+    """One call sent now and read in ``finish()``: a Gather's only call to this manager
+    (each member of a RedLock is on a client of its own), with none of the grouping of
+    :class:`_Batch`, whose outcomes it gives: the call's, or its exception."""
+
+    __slots__ = ("connection", "count", "error", "key", "manager", "planned")
+
+    def __init__(self, manager: ConnectionManager, effect: Call | Direct):
+        self.manager = manager
+        self.connection: Any = None
+        self.error: Exception | None = None
+        try:
+            self.planned = manager.plan(effect)
+        except Exception as error:
+            self.error = error
+
+    async def send(self) -> None:
+        if self.error is not None:
+            return
+        commands = self.planned.commands()
+        self.key, self.count = self.manager.pool_key(self.planned), len(commands)
+        try:
+            self.connection = await self.manager._send(self.key, commands)
+        except Exception as error:
+            self.error = error
+
+    async def finish(self) -> list[Any]:
+        if self.error is not None:
+            return [self.error]
+        try:
+            replies = await self.manager._receive(self.key, self.connection, self.count)
+            return [await self.manager._settle(self.planned, replies)]
+        except Exception as error:
+            return [error]
 
 
 class _Batch:

@@ -131,6 +131,7 @@ class LockHandle:
         self.owner_id: int | str | None = None
         """The owner this handle acts for (see ``owned_by``); None: the calling thread
         (sync) or task (asyncio)."""
+        self._last_ref: tuple[tuple[Any, ...], LockRef] | None = None
 
     def _view(self, owner_id: int | str) -> Any:
         """A copy of this handle acting for ``owner_id`` (checked by the shell)."""
@@ -155,7 +156,15 @@ class LockHandle:
             raise ClientClosedError(
                 f"lock {self.name!r}: the client is shut down; create a new client"
             )
-        return LockRef(
+        # The last ref made for one owner is kept (a lock()/unlock() loop makes the same
+        # one every call): it depends on the owner, the client id (new after a fork) and
+        # the lost-lock callback, so a change of any of them makes a new one. One entry,
+        # read and replaced as one tuple, so threads sharing a handle see a matching pair.
+        key = (owner_id, state.client_id, self.on_lock_lost)
+        last = self._last_ref
+        if group_on_lost is None and last is not None and last[0] == key:
+            return last[1]
+        ref = LockRef(
             self.name,
             owner_field(state.client_id, owner_id) + self.kind.owner_suffix,
             self._client._manager,
@@ -166,6 +175,9 @@ class LockHandle:
             self.kind,
             self._aux,
         )
+        if group_on_lost is None:
+            self._last_ref = (key, ref)
+        return ref
 
     def _flow(
         self, owner_id: int | str, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
@@ -221,6 +233,7 @@ class GroupHandle:
         self.owner_id: int | None = None
         """The owner this group acts for (see ``owned_by``); None: the calling thread
         (sync) or task (asyncio)."""
+        self._last_refs: tuple[tuple[Any, ...], tuple[LockRef, ...]] | None = None
 
     def _need(self, members: int) -> int:
         return members
@@ -242,11 +255,23 @@ class GroupHandle:
         self._group.on_lock_lost = callback
 
     def _refs(self, owner_id: int | str) -> list[LockRef]:
+        # The members' refs for the last owner are kept, as LockHandle._ref keeps its
+        # own: made again for another owner, a new client id (a fork) or a member's new
+        # lost-lock callback; never handed out once a member's client is shut down.
+        key = (
+            owner_id,
+            *((lock._client._state.client_id, lock.on_lock_lost) for lock in self.locks),
+        )
+        last = self._last_refs
+        if last is not None and last[0] == key and not any(r.state.closed for r in last[1]):
+            return list(last[1])
         owner = str(owner_id)
-        return [
+        refs = [
             lock._ref(owner_id, functools.partial(self._group.member_lost, owner, index))
             for index, lock in enumerate(self.locks)
         ]
+        self._last_refs = (key, tuple(refs))
+        return refs
 
     def _check(
         self, wait_time: float | None, lease_time: float | None

@@ -121,11 +121,15 @@ def stale(connection: AbstractConnection) -> bool:
         return False  # not connected: connects on send
     try:
         # A poll first (under 1 us): the common case, nothing to read, costs no more.
-        # (No poll() on Windows: redis-py's check alone there.)
+        # The poller is kept with the connection for its current socket (a reconnect
+        # makes a new one). (No poll() on Windows: redis-py's check alone there.)
         if _HAS_POLL:
-            poller = select.poll()
-            poller.register(sock, select.POLLIN)
-            if not poller.poll(0):
+            kept = getattr(connection, "_redisson_py_poll", None)
+            if kept is None or kept[0] is not sock:
+                poller = select.poll()
+                poller.register(sock, select.POLLIN)
+                kept = connection._redisson_py_poll = (sock, poller)  # type: ignore[attr-defined]
+            if not kept[1].poll(0):
                 return False
         # Readable: EOF, a reset, stray bytes, or only a TLS record with no data for us
         # (a TLS 1.3 session ticket), which redis-py's read through TLS tells apart.

@@ -9,9 +9,18 @@ import redis.connection
 from redis.exceptions import NoScriptError, ResponseError
 
 from redisson_py.config.addresses import parse_address
-from redisson_py.core import scripts
+from redisson_py.core import scripts, wire
 from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
-from redisson_py.core.wire import Done, Fail, Planned, Resend, TopologyChanged, interpret, pack
+from redisson_py.core.wire import (
+    Done,
+    Fail,
+    Planned,
+    Resend,
+    TopologyChanged,
+    finished,
+    interpret,
+    pack,
+)
 
 NODE = parse_address("redis://127.0.0.1:7000")
 ACQUIRE = ScriptCommand(scripts.ACQUIRE, ("k",), (30000, "c:1", "0"))
@@ -95,9 +104,21 @@ def test_other_errors_fail_as_they_are() -> None:
     assert interpret(planned, ["PONG"]) == Done(("PONG",))
 
 
-def test_pack_writes_the_bytes_redis_py_writes() -> None:
-    """The hand-written RESP packer sends exactly what redis-py's would."""
+@pytest.mark.parametrize("writer", ["python", "hiredis"])
+def test_pack_writes_the_bytes_redis_py_writes(
+    writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hand-written RESP packer, and hiredis's C writer where the ``hiredis`` extra
+    is installed, send exactly what redis-py's pure-Python writer would."""
+    if writer == "hiredis":
+        if wire._C_PACK is None:
+            pytest.skip("the hiredis extra is not installed")
+    else:
+        monkeypatch.setattr(wire, "_C_PACK", None)
     connection = redis.connection.Connection()
+    connection._command_packer = redis.connection.PythonRespSerializer(
+        connection._buffer_cutoff, connection.encoder.encode
+    )
     cases: list[list[tuple[Any, ...]]] = [
         [("EVALSHA", "a" * 40, 1, "lock", 30000, "id:1", 1.5, b"\x00\xff")],
         [("CONFIG GET", "maxmemory")],
@@ -108,3 +129,22 @@ def test_pack_writes_the_bytes_redis_py_writes() -> None:
         assert pack(commands) == b"".join(connection.pack_commands(commands))
     with pytest.raises(TypeError, match="must be str"):
         pack([("SET", "k", True)])
+
+
+def test_finished_agrees_with_interpret_when_nothing_is_to_resend() -> None:
+    """The fast path a shell takes for first replies returns what the re-send loop
+    would, and leaves to it every reply that needs a decision."""
+    plain = Planned(Call(None, "k", (ACQUIRE, ("PTTL", "k"))), NODE)
+    waited = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=1.0), NODE, required=1)
+    direct = Planned(Direct(None, NODE, (("PING",),)), NODE)
+    for planned, replies in ((plain, [[1, 1], 100]), (waited, [[1, 1], 0]), (direct, ["PONG"])):
+        outcome = interpret(planned, replies)
+        assert isinstance(outcome, Done)
+        assert finished(planned, replies) == outcome.value
+    assert finished(waited, [[1, 1], 0]) == CallResult(
+        ([1, 1],), required=1, synced=0, address=str(NODE)
+    )
+    assert finished(plain, [NoScriptError("No matching script"), 1]) is None
+    assert finished(plain, [[1, 1], ResponseError("WRONGTYPE")]) is None
+    asking = Planned(Call(None, "k", (ACQUIRE,)), NODE, asking=True)
+    assert finished(asking, ["OK", [1, 1]]) is None

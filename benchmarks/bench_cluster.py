@@ -1,0 +1,169 @@
+"""Cluster throughput: many independent locks from 2 processes across a 3-master cluster.
+
+Each of 2 processes runs 4 threads; each thread takes and releases its own lock names in
+turn (16 names per thread, none shared, spread over the slots of the harness's
+``cluster`` topology: three masters, one replica each), so nothing contends: this
+measures the client's routing and per-call cost, not waiting. redisson-py is used as a
+user writes it (``Redisson.create(config).get_lock(name)``, ``lock()``/``unlock()``).
+The floor is the library's ACQUIRE and RELEASE scripts (the same keys and arguments,
+and after ACQUIRE the same ``WAIT`` for the replicas the library waits for) sent the
+plain way: one redis-py connection per node per thread, each command sent to the master
+of its key's slot (read once from ``CLUSTER SLOTS``), then its replies read.
+
+The contenders run in alternating rounds (the order rotates), each a window of a fixed
+length with both processes at once; a contender's rate is the median over rounds, the
+ratio the median over round pairs of redisson-py's rate over the floor's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+import redis
+
+from benchmarks.contenders import FloorScripts
+from benchmarks.stats import median, paired_ratio
+from benchmarks.workers import spawned
+from redisson_py import Config, Redisson
+from redisson_py.core import naming, scripts
+from redisson_py.core.options import lock_settings
+
+PROCESSES = 2
+OWNERS = 4
+NAMES = 16
+KINDS = ("floor", "ours")
+LABELS = {"floor": "floor: the 2 scripts sent per node by redis-py", "ours": "redisson-py"}
+
+
+def _floor_owner(
+    client: Any, names: list[str], nodes: dict[int, redis.Redis], slots: list[int]
+) -> Callable[[int], None]:
+    """One owner's floor: ``cycle(i)`` takes and releases its ``i``-th name."""
+    settings = lock_settings(client.config, client._manager.mode.section)
+    manager = client._manager
+    latch_ms = max(1, round(settings.latch_ttl * 1000))
+    wait_ms = max(1, round(settings.slaves_sync_timeout * 1000))
+    connections = {port: node.connection_pool.get_connection() for port, node in nodes.items()}
+    calls = []
+    for name in names:
+        port = slots[naming.key_slot(name)]
+        master = next(a for a in manager.view.masters if a.port == port)
+        replicas = (
+            manager.view.replicas_to_wait_for(master) if settings.check_lock_synced_slaves else 0
+        )
+        floor = FloorScripts(name, latch_ms, by_slot=True, publish=manager.publish_command)
+        calls.append((connections[port], floor, replicas))
+
+    def cycle(index: int) -> None:
+        connection, floor, replicas = calls[index]
+        acquire = [("EVALSHA", *floor.acquire_args())]
+        if replicas:
+            acquire.append(("WAIT", replicas, wait_ms))
+        connection.send_packed_command(connection.pack_commands(acquire))
+        reply = connection.read_response()
+        for _ in acquire[1:]:
+            connection.read_response()
+        if int(reply[0]) != 1:
+            raise RuntimeError(f"floor: {floor.name!r} is held by someone else")
+        connection.send_command("EVALSHA", *floor.release_args())
+        connection.read_response()
+
+    return cycle
+
+
+def _ours_owner(client: Any, names: list[str]) -> Callable[[int], None]:
+    locks = [client.get_lock(name) for name in names]
+
+    def cycle(index: int) -> None:
+        lock = locks[index]
+        lock.lock()
+        lock.unlock()
+
+    return cycle
+
+
+def _owner_run(
+    cycle: Callable[[int], None], start: float, window: float, counts: list[int], owner: int
+) -> None:
+    """One owner thread of a round: cycle through its names from ``start`` for ``window``
+    seconds; its count goes to ``counts[owner]``."""
+    time.sleep(max(0.0, start - time.monotonic()))
+    end, done = start + window, 0
+    while time.monotonic() < end:
+        cycle(done % NAMES)
+        done += 1
+    counts[owner] = done
+
+
+def _worker(conn: Connection, yaml: str, number: int) -> None:
+    """A process: build both contenders' owners, then run the rounds it is told to."""
+    client = Redisson.create(Config.from_yaml(yaml))
+    seeds = client._manager.view.masters
+    nodes = {a.port: redis.Redis(host=a.host, port=a.port) for a in seeds}
+    slots = [0] * 16384
+    for start, end, master, *_ in next(iter(nodes.values())).execute_command("CLUSTER", "SLOTS"):
+        slots[start : end + 1] = [int(master[1])] * (end - start + 1)
+    for node in nodes.values():
+        for script in (scripts.ACQUIRE, scripts.RELEASE):
+            node.script_load(script.source)
+    owners: dict[str, list[Callable[[int], None]]] = {"floor": [], "ours": []}
+    for owner in range(OWNERS):
+        names = [f"bench:cluster:{number}:{owner}:{i}" for i in range(NAMES)]
+        owners["floor"].append(_floor_owner(client, names, nodes, slots))
+        owners["ours"].append(_ours_owner(client, names))
+    for cycles in owners.values():  # warm-up: connections, script caches, code paths
+        for cycle in cycles:
+            for index in range(NAMES * 4):
+                cycle(index % NAMES)
+    conn.send("ready")
+    try:
+        while (order := conn.recv()) != "stop":
+            kind, start, window = order
+            counts = [0] * OWNERS
+            threads = [
+                threading.Thread(target=_owner_run, args=(cycle, start, window, counts, i))
+                for i, cycle in enumerate(owners[kind])
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            conn.send(counts)
+    finally:
+        client.shutdown()
+        for node in nodes.values():
+            node.close()
+
+
+def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
+    """Acquisitions/s of the floor and redisson-py on the cluster that ``yaml`` (a
+    Redisson config) names."""
+    rates: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    arguments = [(yaml, number) for number in range(PROCESSES)]
+    with spawned(_worker, arguments, what="cluster", ready_timeout=120) as pipes:
+        for number in range(rounds):
+            for kind in KINDS[number % 2 :] + KINDS[: number % 2]:
+                start = time.monotonic() + 0.2
+                for pipe in pipes:
+                    pipe.send((kind, start, window))
+                total = 0
+                for pipe in pipes:
+                    if not pipe.poll(window + 60):
+                        raise RuntimeError("cluster: a worker process did not report")
+                    total += sum(pipe.recv())
+                rates[kind].append(total / window)
+        for pipe in pipes:
+            pipe.send("stop")
+    return {
+        "unit": "acquisitions/s",
+        "layout": f"{PROCESSES} processes x {OWNERS} threads, {NAMES} names per thread",
+        "rounds": rounds,
+        "window_seconds": window,
+        "rates": rates,
+        "median": {kind: median(values) for kind, values in rates.items()},
+        "ratio": paired_ratio(rates["ours"], rates["floor"]),
+    }
