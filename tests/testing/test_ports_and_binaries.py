@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from redisson_py.errors import TopologyError
-from redisson_py.testing.backends.binaries import find_redis_server
+from redisson_py.testing.backends.binaries import find_redis_server, supports_tls
 from redisson_py.testing.topologies.ports import (
     BUS_PORT_OFFSET,
     PORT_RANGE,
@@ -93,3 +93,22 @@ def test_bad_override_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
         TopologyError, match=r"REDISSON_PY_REDIS_SERVER is set to .*not an executable"
     ):
         find_redis_server()
+
+
+@pytest.mark.parametrize(
+    ("said", "tls"),
+    [
+        ("Failed to configure TLS. Check logs for more info.", True),  # Redis 7 with TLS
+        ("Bad directive or wrong number of arguments", False),  # Redis 6.2 without
+        ("# Missing implement of connection type tls\n# Failed finding TLS support.", False),
+    ],
+)
+def test_tls_support_is_read_from_what_the_binary_says(
+    said: str, tls: bool, tmp_path: Path
+) -> None:
+    """A server built without TLS is told apart from one with it, in each server's words
+    (Valkey 8 without TLS names no bad directive: it finds no TLS connection type)."""
+    binary = tmp_path / "redis-server"
+    binary.write_text(f"#!/bin/sh\necho {said!r} >&2\nexit 1\n")
+    binary.chmod(0o755)
+    assert supports_tls(binary) is tls

@@ -158,13 +158,22 @@ def redis_version_of(path: Path) -> str:
     return match.group(1)
 
 
+_NO_TLS = (
+    "Bad directive",
+    "Failed finding TLS support",
+    "Missing implement of connection type tls",
+)
+"""What a server built without TLS says when asked for a TLS port."""
+
+
 @functools.lru_cache(maxsize=16)
 def supports_tls(path: Path) -> bool:
     """Whether the redis-server (or valkey-server) at ``path`` was built with TLS.
 
     Asked of the binary itself: a build without TLS refuses ``tls-port`` as a bad
-    directive; one with TLS gets past it and stops at the missing certificate. Both
-    exit at once, listening on nothing (``port 0``)."""
+    directive (Redis 6.2) or finds no TLS connection type (Valkey 8); one with TLS gets
+    past it and stops at the missing certificate. All exit at once, listening on nothing
+    (``port 0``)."""
     try:
         probe = subprocess.run(
             [str(path), "--port", "0", "--tls-port", "1", "--tls-cert-file", "/nonexistent"],
@@ -175,4 +184,5 @@ def supports_tls(path: Path) -> bool:
         )
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "Bad directive" not in probe.stdout + probe.stderr
+    said = probe.stdout + probe.stderr
+    return not any(refusal in said for refusal in _NO_TLS)
