@@ -9,7 +9,8 @@
   in the environment nox runs in (the package installed with the ``test`` and
   ``embedded`` extras), on the interpreter running nox.
 - ``unit-3.11``, ``unit-3.12``, ``unit-3.13``: the unit tests (``tests/``) on each
-  Python (pyenv's interpreters), in a fresh virtualenv each.
+  Python (pyenv's interpreters: the noxfile lets pyenv's shims find every installed one),
+  in a fresh virtualenv each.
 - ``redis_py(oldest)``, ``redis_py(newest)``: the unit tests on the oldest redis-py the
   package accepts (its lower bound) and the newest on PyPI.
 - ``ci_matrix``: what CI runs of it (``scripts/test`` calls it, after the main test
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,6 +40,38 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["ci_matrix"]
 
 ROOT = Path(__file__).resolve().parent
+PYTHONS = ["3.11", "3.12", "3.13"]
+
+
+def _pyenv_interpreters() -> None:
+    """Let pyenv's shims run every installed Python of :data:`PYTHONS`: a shim runs only
+    the selected versions, so without this nox finds no ``python3.12`` on a machine whose
+    pyenv has 3.12 but selects 3.11. The selected version stays first (``python3``)."""
+    pyenv = shutil.which("pyenv")
+    if pyenv is None:
+        return
+    root = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
+    # A shim exports the versions it selected (PYENV_VERSION) to what it runs.
+    selected = (
+        os.environ.get("PYENV_VERSION")
+        or subprocess.run(
+            [pyenv, "version-name"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    )
+    if root.returncode != 0 or not selected:
+        return
+    current = [name for name in selected.split(":") if name]
+    installed = sorted(
+        path.name
+        for python in PYTHONS
+        for path in (Path(root.stdout.strip()) / "versions").glob(f"{python}.*")
+    )
+    os.environ["PYENV_VERSION"] = ":".join(
+        [*current, *(name for name in installed if name not in current)]
+    )
+
+
+_pyenv_interpreters()
 SERVER_SUITES = [
     "integration/lock",
     "integration/managers",
@@ -99,7 +133,7 @@ def _unit(session: nox.Session, *pins: str) -> None:
     session.run("python", "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *session.posargs)
 
 
-@nox.session(python=["3.11", "3.12", "3.13"])
+@nox.session(python=PYTHONS)
 def unit(session: nox.Session) -> None:
     """The unit tests on one Python."""
     _unit(session)

@@ -3,7 +3,7 @@ into a fresh virtual environment, imports, finds the topology specs it carries, 
 its command.
 
 Offline: the wheel is built without build isolation (hatchling comes with the ``test``
-extra) and installed with ``--no-index`` into a venv that sees this interpreter's
+extra) and installed with ``--no-index`` into a venv that sees this environment's
 site-packages, where redis-py and PyYAML already are. Takes a few seconds.
 """
 
@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ def test_install_into_a_fresh_venv_imports_and_runs(tmp_path: Path, source: str)
         cwd=tmp_path,
     )
     python = venv / "bin" / "python"
+    # Run from a virtualenv (a nox session), --system-site-packages shows the base
+    # interpreter's packages, not this environment's: point the new venv at these too
+    # (plain paths, so no editable-install hook in them runs and links the checkout).
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (site_packages,) = (venv / "lib").glob("python*/site-packages")
+    (site_packages / "_outer_environment.pth").write_text("".join(f"{p}\n" for p in outer))
     if source == "wheel":
         dist = tmp_path / "dist"
         _run(
