@@ -11,12 +11,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import redis
 
 import redisson_py
 from redisson_py import Config, Redisson
 from redisson_py import asyncio as aio
 from redisson_py.core import naming
+from redisson_py.errors import LockNotOwnedError
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor, Owner
 
@@ -173,3 +175,25 @@ def kill(process: Any) -> None:
     process.kill()
     process.join(timeout=10)
     assert not process.is_alive()
+
+
+# --- behaviour every reentrant kind shares ---------------------------------------------------
+
+
+def assert_reentrant(lock: Any, alice: Owner, bob: Owner) -> None:
+    """``lock`` (a reentrant kind, free) counts its holder's holds: the holder takes it
+    again at once, another owner gets it only after the last unlock, and the holder can
+    unlock no more than it took."""
+    alice(lock.lock)
+    assert alice(lock.try_lock, 1.0) is True
+    assert alice(lock.hold_count) == 2
+    assert bob(lock.try_lock, 0.2) is False
+    alice(lock.unlock)
+    assert alice(lock.hold_count) == 1
+    assert bob(lock.try_lock) is False
+    alice(lock.unlock)
+    assert bob(lock.try_lock) is True
+    with pytest.raises(LockNotOwnedError):
+        alice(lock.unlock)
+    bob(lock.unlock)
+    assert alice(lock.is_locked) is False

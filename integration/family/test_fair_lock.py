@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from kind_helpers import (
+    assert_reentrant,
     by_slot,
     fair_waiter,
     kill,
@@ -182,19 +183,7 @@ def test_the_fair_lock_is_reentrant(
 ) -> None:
     lock = make_client().get_fair_lock(lock_name)
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
-    alice(lock.lock)
-    assert alice(lock.try_lock, 1.0) is True
-    assert alice(lock.hold_count) == 2
-    assert bob(lock.try_lock, 0.2) is False
-    alice(lock.unlock)
-    assert alice(lock.hold_count) == 1
-    assert bob(lock.try_lock) is False
-    alice(lock.unlock)
-    assert bob(lock.try_lock) is True
-    with pytest.raises(LockNotOwnedError):
-        alice(lock.unlock)
-    bob(lock.unlock)
-    assert bob(lock.is_locked) is False
+    assert_reentrant(lock, alice, bob)
 
 
 def test_force_unlock_frees_it_and_wakes_the_head_waiter(

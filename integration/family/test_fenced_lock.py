@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from kind_helpers import publish_command
+from kind_helpers import by_slot, publish_command, raw_master
 
 from redisson_py.core import naming
 from redisson_py.testing import Topology
@@ -97,25 +97,23 @@ def test_a_redisson_client_and_redisson_py_share_the_fenced_lock(
 ) -> None:
     client = make_client()
     lock = client.get_fenced_lock(lock_name)
-    by_slot = family_topology.layout == "cluster"
-    token_key = naming.prefixed_name("redisson_lock_token", lock_name, by_slot=by_slot)
-    channel = naming.channel_name(lock_name, by_slot=by_slot)
-    slot = naming.key_slot(lock_name)
-    node = family_topology.master_for_slot(slot) if by_slot else family_topology.master()
-    java = node.client()
+    slot_safe = by_slot(family_topology)
+    token_key = naming.prefixed_name("redisson_lock_token", lock_name, by_slot=slot_safe)
+    channel = naming.channel_name(lock_name, by_slot=slot_safe)
     field = "java-client-uuid:1"
 
     ours = flavor.owner("alice")
-    first = ours(lock.lock_and_get_token)
-    assert _redisson_fenced_acquire(java, lock_name, token_key, field, 30_000) is None
-    ours(lock.unlock)
-    java_token = _redisson_fenced_acquire(java, lock_name, token_key, field, 30_000)
-    assert java_token == first + 1
-    waiting = ours.start(lock.lock_and_get_token)  # blocks: Java holds it
-    time.sleep(0.3)
-    assert not waiting.done()
-    started = time.monotonic()
-    _redisson_unlock(java, lock_name, channel, field)  # Java's release wakes our waiter
-    assert waiting.result(timeout=10) == java_token + 1
-    assert time.monotonic() - started < 1.0  # woken by the message, not by a TTL
-    ours(lock.unlock)
+    with raw_master(family_topology, lock_name) as java:
+        first = ours(lock.lock_and_get_token)
+        assert _redisson_fenced_acquire(java, lock_name, token_key, field, 30_000) is None
+        ours(lock.unlock)
+        java_token = _redisson_fenced_acquire(java, lock_name, token_key, field, 30_000)
+        assert java_token == first + 1
+        waiting = ours.start(lock.lock_and_get_token)  # blocks: Java holds it
+        time.sleep(0.3)
+        assert not waiting.done()
+        started = time.monotonic()
+        _redisson_unlock(java, lock_name, channel, field)  # Java's release wakes our waiter
+        assert waiting.result(timeout=10) == java_token + 1
+        assert time.monotonic() - started < 1.0  # woken by the message, not by a TTL
+        ours(lock.unlock)

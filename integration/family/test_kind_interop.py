@@ -149,7 +149,7 @@ def test_a_spin_lock_is_shared_with_redisson_without_pubsub(
 
 # --- the fair lock ------------------------------------------------------------------------
 
-FAIR_TRY = """
+PURGE_STALE_HEADS = """
 while true do
     local first = redis.call('lindex', KEYS[2], 0)
     if first == false then
@@ -163,6 +163,13 @@ while true do
         break
     end
 end
+"""
+"""Where each of Redisson's fair scripts starts (KEYS[2] queue, KEYS[3] timeouts, ARGV[4]
+now): waiters whose timeout has passed leave the head of the queue."""
+
+FAIR_TRY = (
+    PURGE_STALE_HEADS
+    + """
 if (redis.call('exists', KEYS[1]) == 0)
         and ((redis.call('exists', KEYS[2]) == 0)
             or (redis.call('lindex', KEYS[2], 0) == ARGV[2])) then
@@ -198,23 +205,13 @@ if redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then
 end
 return ttl
 """
+)
 """Redisson's fair tryLock (KEYS lock, queue, timeouts; ARGV lease, field, wait, now):
 nil when held, else how long to wait."""
 
-FAIR_UNLOCK = """
-while true do
-    local first = redis.call('lindex', KEYS[2], 0)
-    if first == false then
-        break
-    end
-    local timeout = redis.call('zscore', KEYS[3], first)
-    if timeout ~= false and tonumber(timeout) <= tonumber(ARGV[4]) then
-        redis.call('zrem', KEYS[3], first)
-        redis.call('lpop', KEYS[2])
-    else
-        break
-    end
-end
+FAIR_UNLOCK = (
+    PURGE_STALE_HEADS
+    + """
 if redis.call('exists', KEYS[1]) == 0 then
     local next = redis.call('lindex', KEYS[2], 0)
     if next ~= false then
@@ -236,6 +233,7 @@ if next ~= false then
 end
 return 1
 """
+)
 """Redisson's fair unlock (KEYS lock, queue, timeouts, channel; ARGV message, lease,
 field, now, publish command): wakes the head waiter on its own channel."""
 

@@ -11,14 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kind_helpers import by_slot, listening, raw_master, subscribers
+from kind_helpers import assert_reentrant, by_slot, listening, raw_master, subscribers
 
 from redisson_py import (
     ArgumentError,
     ArgumentTypeError,
     ConstantBackOff,
     ExponentialBackOff,
-    LockNotOwnedError,
 )
 from redisson_py.core import naming
 from redisson_py.testing import Topology
@@ -162,15 +161,4 @@ def test_the_spin_lock_is_reentrant(
 ) -> None:
     lock = make_client().get_spin_lock(lock_name)
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
-    alice(lock.lock)
-    assert alice(lock.try_lock, 1.0) is True
-    assert alice(lock.hold_count) == 2
-    assert bob(lock.try_lock, 0.3) is False
-    alice(lock.unlock)
-    assert bob(lock.try_lock) is False
-    alice(lock.unlock)
-    assert bob(lock.try_lock) is True
-    with pytest.raises(LockNotOwnedError):
-        alice(lock.unlock)
-    bob(lock.unlock)
-    assert alice(lock.is_locked) is False
+    assert_reentrant(lock, alice, bob)

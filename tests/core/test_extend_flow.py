@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_lock_flows import Stepper, granted, make_ref
 
 from redisson_py.core import lock_flows, renewal, scripts
 from redisson_py.core.effects import Call, CallResult, ScriptCommand
 from redisson_py.errors import ArgumentError, LockNotOwnedError
-from tests.core.test_lock_flows import Stepper, granted, make_ref
 
 
 def leased_hold(lease: float) -> lock_flows.LockRef:

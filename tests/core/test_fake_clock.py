@@ -8,6 +8,8 @@ import time
 from collections.abc import Generator
 from typing import Any
 
+from test_lock_flows import Target
+
 from redisson_py.core import lock_flows, renewal, scripts
 from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import (
@@ -35,14 +37,6 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         assert seconds >= 0
         self.now += seconds
-
-
-class Target:
-    publish_command = "publish"
-    routes_by_slot = False
-
-    def describe(self, name: str) -> str:
-        return "redis://127.0.0.1:6379"
 
 
 def held(ttl_ms: int) -> CallResult:

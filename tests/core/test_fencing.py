@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from test_lock_flows import Stepper
 
 from redisson_py.core import fenced_flows, fencing, lock_flows
 from redisson_py.core.client_state import ClientState, LockSettings
@@ -30,7 +31,6 @@ from redisson_py.errors import (
     RedissonError,
     StaleTokenError,
 )
-from tests.core.test_lock_flows import Stepper
 
 ADDRESS = "redis://127.0.0.1:7000"
 

@@ -31,8 +31,12 @@ from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError
 
 
 class Target:
+    """What a flow's effects are aimed at (a connection manager), as far as flows ask."""
+
     publish_command = "publish"
-    routes_by_slot = False
+
+    def __init__(self, by_slot: bool = False) -> None:
+        self.routes_by_slot = by_slot
 
     def describe(self, name: str) -> str:
         return "redis://127.0.0.1:6379"

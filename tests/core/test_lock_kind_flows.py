@@ -11,6 +11,8 @@ import itertools
 from typing import Any
 
 import pytest
+from test_fake_clock import FakeClock
+from test_lock_flows import Stepper, Target, granted, held
 
 from redisson_py.core import lock_flows, lock_kinds, renewal
 from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
@@ -29,23 +31,6 @@ from redisson_py.core.effects import (
 )
 from redisson_py.core.scripts import fair, rwlock
 from redisson_py.errors import ArgumentError, LockReentryError
-from tests.core.test_lock_flows import Stepper, granted, held
-
-
-class Target:
-    publish_command = "publish"
-    routes_by_slot = False
-
-    def describe(self, name: str) -> str:
-        return "redis://127.0.0.1:6379"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def make_ref(kind: lock_kinds.LockKind, **settings: Any) -> lock_flows.LockRef:

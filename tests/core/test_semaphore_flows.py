@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from test_fake_clock import FakeClock
-from test_lock_flows import Stepper
+from test_lock_flows import Stepper, Target
 
 from redisson_py.core import grants, permit_flows, semaphore_flows
 from redisson_py.core.client_state import ClientState, LockSettings
@@ -35,16 +35,6 @@ from redisson_py.core.scripts import permit_semaphore, semaphore
 from redisson_py.core.subscriptions import ALL, wake_count
 from redisson_py.core.waiting import RECHECK
 from redisson_py.errors import ConnectError, NoSyncedReplicasError
-
-
-class Target:
-    publish_command = "publish"
-
-    def __init__(self, by_slot: bool = False) -> None:
-        self.routes_by_slot = by_slot
-
-    def describe(self, name: str) -> str:
-        return "redis://127.0.0.1:6379"
 
 
 def make_ref(
