@@ -204,6 +204,54 @@ def test_try_lock_keeps_its_deadline(
         flavor.run(each.shutdown())
 
 
+def test_every_kind_of_wait_keeps_its_deadline_with_the_master_frozen(
+    flavor: Flavor, topology_factory: Callable[..., Topology], lock_name: str
+) -> None:
+    """The lock family's timed waits keep the reentrant lock's promise: each one, waiting
+    on an object held by another owner when the master freezes, ends within its wait
+    plus one command timeout, with False or one of our errors."""
+    wait = 1.0
+    topology = topology_factory("single")
+    client = flavor.create_client(_config(topology))
+    holder = flavor.create_client(_config(topology))
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    assert bob(holder.get_fair_lock(f"{lock_name}:fair").try_lock, 0.0, 60.0) is True
+    assert bob(holder.get_spin_lock(f"{lock_name}:spin").try_lock, 0.0, 60.0) is True
+    assert bob(holder.get_read_write_lock(f"{lock_name}:rw").write_lock().try_lock, 0, 60) is True
+    assert bob(holder.get_semaphore(f"{lock_name}:sem").try_set_permits, 0) is True
+    assert bob(holder.get_count_down_latch(f"{lock_name}:latch").try_set_count, 1) is True
+    waits: dict[str, Callable[[], Any]] = {
+        "fair try_lock": lambda: client.get_fair_lock(f"{lock_name}:fair").try_lock(wait, 10.0),
+        "spin try_lock": lambda: client.get_spin_lock(f"{lock_name}:spin").try_lock(wait, 10.0),
+        "read try_lock": lambda: (
+            client.get_read_write_lock(f"{lock_name}:rw").read_lock().try_lock(wait, 10.0)
+        ),
+        "semaphore try_acquire": lambda: client.get_semaphore(f"{lock_name}:sem").try_acquire(
+            1, wait
+        ),
+        "latch wait": lambda: client.get_count_down_latch(f"{lock_name}:latch").wait(wait),
+    }
+    assert alice(client.get_lock(lock_name).is_locked) is False  # connections warm
+    master = topology.master()
+    master.pause()
+    try:
+        for what, call in waits.items():
+            started = time.monotonic()
+            try:
+                outcome: object = alice(call)
+            except RedissonError as error:
+                outcome = error
+            elapsed = time.monotonic() - started
+            assert elapsed <= wait + COMMAND_TIMEOUT + SLACK, (
+                f"{what} with the master frozen took {elapsed:.2f} s ({outcome!r})"
+            )
+            assert outcome is False or isinstance(outcome, RedissonError), (what, outcome)
+    finally:
+        master.resume()
+    for each in (client, holder):
+        flavor.run(each.shutdown())
+
+
 def test_unlock_gives_up_within_its_stated_bound(
     flavor: Flavor, single: Topology, lock_name: str
 ) -> None:

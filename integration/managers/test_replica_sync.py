@@ -97,6 +97,43 @@ def test_a_client_started_after_the_cut_still_waits_for_the_replica(
         replica.resume()
 
 
+def test_every_kind_that_grants_waits_for_the_replica_on_a_fresh_topology(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    """The lock family's grants follow replica sync like the reentrant lock's, in the
+    independent check's order (replica cut and forgotten by the sentinels before the
+    client exists, no settle time): each is refused and undone on the master."""
+    topology = topology_factory("sentinel", replicas_per_master=1)
+    assert topology.master_name is not None
+    master = topology.master()
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        for sentinel in topology.sentinels:
+            sentinel.command("SENTINEL", "RESET", topology.master_name)
+        client = flavor.create_client(topology_config(topology, **SYNC))
+        locks = {
+            "fair": client.get_fair_lock(f"{lock_name}:fair"),
+            "spin": client.get_spin_lock(f"{lock_name}:spin"),
+            "fenced": client.get_fenced_lock(f"{lock_name}:fenced"),
+            "write": client.get_read_write_lock(f"{lock_name}:rw").write_lock(),
+            "read": client.get_read_write_lock(f"{lock_name}:rw").read_lock(),
+        }
+        for kind, lock in locks.items():
+            with pytest.raises(NoSyncedReplicasError) as refusal:
+                flavor.run(lock.try_lock(0.0, 60.0))
+            assert lock.name in str(refusal.value), kind
+            assert master.command("EXISTS", lock.name) == 0, kind  # the grant was undone
+        semaphore = client.get_semaphore(f"{lock_name}:semaphore")
+        master.command("SET", semaphore.name, 2)  # as try_set_permits(2) would leave it
+        with pytest.raises(NoSyncedReplicasError):
+            flavor.run(semaphore.try_acquire(1))
+        assert master.command("GET", semaphore.name) == "2"  # the permit was given back
+    finally:
+        replica.resume()
+
+
 def test_fresh_cluster_view_still_waits_for_the_replica(
     flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
 ) -> None:
