@@ -28,7 +28,6 @@ from redisson_py.core.subscriptions import (
     SubscriptionTable,
     Waiter,
     WakeRule,
-    wake_count,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +52,14 @@ async def close_pubsub(pubsub: Any) -> None:
         await closer()
     except Exception as error:
         log.debug("closing pub/sub: %s", error)
+
+
+def _notify(sub: ChannelSub, count: int) -> None:
+    """Wake ``count`` of ``sub``'s waiters (:data:`ALL`: every one)."""
+    if count == ALL:
+        sub.waker.notify_all()
+    for _ in range(count):
+        sub.waker.notify()
 
 
 class _Listener:
@@ -150,8 +157,6 @@ class PubSubService:
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
         self._node_listeners: list[Callable[[Address], None]] = []
-        # Nodes whose connection failed and has not confirmed a subscription since.
-        self._reconnecting: set[Address] = set()
 
     def add_node_listener(self, callback: Callable[[Address], None]) -> None:
         """Call ``callback(address)`` (from a reader loop; it must not block) when a
@@ -173,13 +178,10 @@ class PubSubService:
     def _confirmed(self, address: Address) -> None:
         """A subscription on ``address`` was confirmed: tell the node listeners if its
         connection had failed before (it is back)."""
-        if not self._reconnecting:
-            return
         with self._lock:
-            if address not in self._reconnecting:
-                return
-            self._reconnecting.discard(address)
-        self._notify_node(address)
+            back = self._table.node_back(address)
+        if back:
+            self._notify_node(address)
 
     def __len__(self) -> int:
         """How many channels are subscribed (0 once every waiter has left and the idle
@@ -275,14 +277,9 @@ class PubSubService:
 
     def _deliver(self, channel: str, data: Any) -> None:
         with self._lock:
-            sub = self._table.get(channel)
-            if sub is None:
-                return
-            count = sub.signal(wake_count(sub.rule, data))
-            if count == ALL:
-                sub.waker.notify_all()
-            for _ in range(min(count, sub.waiters)):
-                sub.waker.notify()
+            delivered = self._table.deliver(channel, data)
+            if delivered is not None:
+                _notify(*delivered)
 
     @staticmethod
     def _wake_all(sub: ChannelSub) -> None:
@@ -295,13 +292,8 @@ class PubSubService:
         with self._lock:
             if self._listeners.get(listener.address) is listener:
                 del self._listeners[listener.address]
-            for sub in self._table.on_node(listener.address):
-                if sub.waiters == 0:
-                    self._table.discard(sub)
-                    continue
-                sub.address = None
-                self._wake_all(sub)
-            self._reconnecting.add(listener.address)
+            for sub in self._table.node_lost(listener.address):
+                _notify(sub, ALL)
         await listener.close()
         self.manager.suspect(listener.address)
         self._notify_node(listener.address)
@@ -330,7 +322,6 @@ class PubSubService:
         self._lock = primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners = {}
-        self._reconnecting = set()
 
     async def close(self) -> None:
         """Close every connection and wake every waiter: a wait in progress when its

@@ -9,7 +9,7 @@ than through redis-py's cluster and sentinel clients.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from redisson_py.config.addresses import Address
@@ -109,21 +109,25 @@ class ManagerBase:
 
     def group(
         self, effects: Sequence[Call | Direct]
-    ) -> tuple[list[Any], dict[ConnectionKey, list[tuple[int, Planned]]]]:
+    ) -> tuple[list[Any], dict[ConnectionKey, Group]]:
         """Plan ``effects`` and group them per connection pool (one round trip each).
 
         Returns the outcomes list, pre-filled with the error of each effect that could
-        not be planned, and the groups of (index, planned) per pool.
+        not be planned, and the :class:`Group` of each pool.
         """
         outcomes: list[Any] = [None] * len(effects)
-        groups: dict[ConnectionKey, list[tuple[int, Planned]]] = {}
+        groups: dict[ConnectionKey, Group] = {}
         for index, effect in enumerate(effects):
             try:
                 planned = self.plan(effect)
             except Exception as error:
                 outcomes[index] = error
                 continue
-            groups.setdefault(self.pool_key(planned), []).append((index, planned))
+            key = self.pool_key(planned)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group()
+            group.add(index, planned)
         return outcomes, groups
 
     def apply_view(self, new: TopologyView | None) -> bool:
@@ -138,6 +142,35 @@ class ManagerBase:
                 ", ".join(map(str, old.masters)) or "none",
             )
         return True
+
+
+class Group:
+    """Calls sent together on one connection: their commands back to back, then their
+    replies split back, in order, one share per call."""
+
+    __slots__ = ("commands", "members")
+
+    def __init__(self) -> None:
+        self.commands: list[Any] = []
+        self.members: list[tuple[int, Planned, int]] = []
+        """(index in the batch, plan, how many replies it takes) per call."""
+
+    def add(self, index: int, planned: Planned) -> None:
+        wire = planned.commands()
+        self.commands.extend(wire)
+        self.members.append((index, planned, len(wire)))
+
+    def fail(self, outcomes: list[Any], error: Exception) -> None:
+        """The connection failed: ``error`` is every member's outcome."""
+        for index, _, _ in self.members:
+            outcomes[index] = error
+
+    def shares(self, replies: list[Any]) -> Iterator[tuple[int, Planned, list[Any]]]:
+        """(index, plan, its replies) for each member, from the group's ``replies``."""
+        offset = 0
+        for index, planned, count in self.members:
+            yield index, planned, replies[offset : offset + count]
+            offset += count
 
 
 def pool_size(section: BaseConfig) -> int:

@@ -133,6 +133,8 @@ class SubscriptionTable:
 
     def __init__(self) -> None:
         self._subs: dict[str, ChannelSub] = {}
+        self._reconnecting: set[Address] = set()
+        """Nodes whose connection failed and have not confirmed a subscription since."""
 
     def __len__(self) -> int:
         return len(self._subs)
@@ -178,6 +180,39 @@ class SubscriptionTable:
         for sub in gone:
             del self._subs[sub.channel]
         return gone
+
+    def deliver(self, channel: str, message: bytes | str | None) -> tuple[ChannelSub, int] | None:
+        """A message arrived on ``channel``: its subscription and how many of its waiters
+        to notify (:data:`ALL`: every one), or None when nobody subscribes to it."""
+        sub = self._subs.get(channel)
+        if sub is None:
+            return None
+        count = sub.signal(wake_count(sub.rule, message))
+        return sub, count if count == ALL else min(count, sub.waiters)
+
+    def node_lost(self, address: Address) -> list[ChannelSub]:
+        """``address``'s connection failed. Its channels without waiters are forgotten;
+        the others lose their node (the next placement subscribes them where the view
+        says) and get a wake-all, since messages may have been lost: notify every waiter
+        of the returned subscriptions. :meth:`node_back` then says when it is back."""
+        woken = []
+        for sub in self.on_node(address):
+            if sub.waiters == 0:
+                self.discard(sub)
+                continue
+            sub.address = None
+            sub.signal_all()
+            woken.append(sub)
+        self._reconnecting.add(address)
+        return woken
+
+    def node_back(self, address: Address) -> bool:
+        """A subscription on ``address`` was confirmed: True (once) when its connection
+        had failed since (the node may have restarted and lost its keys)."""
+        if address not in self._reconnecting:
+            return False
+        self._reconnecting.discard(address)
+        return True
 
     def all(self) -> list[ChannelSub]:
         """Every subscription (a snapshot)."""

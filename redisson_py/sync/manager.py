@@ -38,6 +38,7 @@ from redisson_py.core.failures import note_node
 from redisson_py.core.manager_base import (
     REFRESH_THROTTLE,
     ConnectionKey,
+    Group,
     ManagerBase,
     pool_size,
 )
@@ -354,36 +355,27 @@ class _Batch:
     def __init__(self, manager: ConnectionManager, effects: Sequence[Call | Direct]):
         self.manager = manager
         self.outcomes, self.groups = manager.group(effects)
-        self.sent: list[tuple[ConnectionKey, Any, list[tuple[int, Planned, int]]]] = []
+        self.sent: list[tuple[ConnectionKey, Any, Group]] = []
 
     def send(self) -> None:
-        for key, members in self.groups.items():
-            wires = [planned.commands() for _, planned in members]
-            counted = [(i, p, len(w)) for (i, p), w in zip(members, wires, strict=True)]
+        for key, group in self.groups.items():
             try:
-                connection = self.manager._send(key, [c for wire in wires for c in wire])
+                connection = self.manager._send(key, group.commands)
             except Exception as error:
-                for index, _ in members:
-                    self.outcomes[index] = error
+                group.fail(self.outcomes, error)
                 continue
-            self.sent.append((key, connection, counted))
+            self.sent.append((key, connection, group))
 
     def finish(self) -> list[Any]:
-        for key, connection, members in self.sent:
+        for key, connection, group in self.sent:
             try:
-                total = sum(count for _, _, count in members)
-                replies = self.manager._receive(key, connection, total)
+                replies = self.manager._receive(key, connection, len(group.commands))
             except Exception as error:
-                for index, _, _ in members:
-                    self.outcomes[index] = error
+                group.fail(self.outcomes, error)
                 continue
-            offset = 0
-            for index, planned, count in members:
+            for index, planned, share in group.shares(replies):
                 try:
-                    self.outcomes[index] = self.manager._settle(
-                        planned, replies[offset : offset + count]
-                    )
+                    self.outcomes[index] = self.manager._settle(planned, share)
                 except Exception as error:
                     self.outcomes[index] = error
-                offset += count
         return self.outcomes

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from redisson_py.config.addresses import parse_address
 from redisson_py.core.subscriptions import ALL, SubscriptionTable, Waiter, wake_count
 
 
@@ -63,3 +64,37 @@ def test_a_waiter_that_joins_after_a_wake_all_is_not_woken_by_it() -> None:
     early.sub.signal_all()
     late = Waiter(early.sub)
     assert early.woken() and not late.woken()
+
+
+def test_a_message_notifies_no_more_waiters_than_wait_and_none_on_an_unknown_channel() -> None:
+    table = SubscriptionTable()
+    first, _second = join(table, 2)
+    first.sub.rule = "permits"
+    assert table.deliver("ch", b"5") == (first.sub, 2)  # 5 permits, 2 waiters
+    assert table.deliver("ch", b"1") == (first.sub, 1)
+    assert table.deliver("other", b"0") is None
+
+
+def test_a_lost_node_forgets_its_idle_channels_and_wakes_every_waiter_of_the_others() -> None:
+    node, other = parse_address("redis://127.0.0.1:7000"), parse_address("redis://127.0.0.1:7001")
+    table = SubscriptionTable()
+    (waiting,) = join(table, 1)
+    idle, _ = table.join("idle", lambda: None)
+    table.leave(idle, now=0.0)
+    elsewhere, _ = table.join("elsewhere", lambda: None)
+    waiting.sub.address = idle.address = node
+    elsewhere.address = other
+    assert table.node_lost(node) == [waiting.sub]
+    assert waiting.sub.address is None  # placed again from the next view
+    assert waiting.woken()  # messages may have been lost: it retries at once
+    assert table.get("idle") is None and table.get("elsewhere") is elsewhere
+    assert elsewhere.address == other
+
+
+def test_a_node_is_reported_back_once_after_it_was_lost_and_never_before() -> None:
+    node = parse_address("redis://127.0.0.1:7000")
+    table = SubscriptionTable()
+    assert not table.node_back(node)  # a first subscription is not a comeback
+    table.node_lost(node)
+    assert table.node_back(node)
+    assert not table.node_back(node)

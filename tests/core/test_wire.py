@@ -11,6 +11,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from redisson_py.config.addresses import parse_address
 from redisson_py.core import scripts, wire
 from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
+from redisson_py.core.manager_base import Group
 from redisson_py.core.wire import (
     Done,
     Fail,
@@ -148,3 +149,18 @@ def test_finished_agrees_with_interpret_when_nothing_is_to_resend() -> None:
     assert finished(plain, [[1, 1], ResponseError("WRONGTYPE")]) is None
     asking = Planned(Call(None, "k", (ACQUIRE,)), NODE, asking=True)
     assert finished(asking, ["OK", [1, 1]]) is None
+
+
+def test_a_group_sends_its_calls_back_to_back_and_gives_each_its_own_replies() -> None:
+    plain = Planned(Call(None, "a", (ACQUIRE, ("PTTL", "a"))), NODE)
+    waited = Planned(Call(None, "b", (ACQUIRE,), sync_replicas=1.0), NODE, required=1)
+    group = Group()
+    group.add(3, plain)
+    group.add(0, waited)
+    assert group.commands == plain.commands() + waited.commands()
+    shares = list(group.shares(["r1", "r2", "r3", "r4"]))
+    assert shares == [(3, plain, ["r1", "r2"]), (0, waited, ["r3", "r4"])]
+    outcomes: list[Any] = [None] * 4
+    error = ConnectionError("gone")
+    group.fail(outcomes, error)
+    assert outcomes == [error, None, None, error]
