@@ -196,7 +196,7 @@ class SubscriptionTable:
         says) and get a wake-all, since messages may have been lost: notify every waiter
         of the returned subscriptions. :meth:`node_back` then says when it is back."""
         woken = []
-        for sub in self.on_node(address):
+        for sub in [s for s in self._subs.values() if s.address == address]:
             if sub.waiters == 0:
                 self.discard(sub)
                 continue
@@ -217,10 +217,6 @@ class SubscriptionTable:
     def all(self) -> list[ChannelSub]:
         """Every subscription (a snapshot)."""
         return list(self._subs.values())
-
-    def on_node(self, address: Address) -> list[ChannelSub]:
-        """The subscriptions served by ``address``."""
-        return [s for s in self._subs.values() if s.address == address]
 
     def misplaced(self, placement: Callable[[str], Address | None]) -> list[ChannelSub]:
         """Subscriptions not on the node ``placement`` now names for their channel
