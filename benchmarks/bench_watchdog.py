@@ -12,8 +12,14 @@ Measuring starts 1.5 intervals after the last lock was taken, in the steady stat
 fresh server's first round also re-sends the script as EVAL after NOSCRIPT, once).
 Renewal rounds are the bursts of flights that start with the RENEW script
 (flights less than half an interval apart belong to one round); the figures are per
-round: flights (round trips), RENEW commands, and connections used, plus every other
-flight the client made meanwhile (its topology scan).
+round: flights (round trips), RENEW commands, ``WAIT`` commands and connections used,
+plus every other flight the client made meanwhile (its topology scan).
+
+``replica`` runs the same on a master with one replica and replica sync on (a
+master/slave config naming the proxy as master and the replica directly): each round's
+renewals are then confirmed by one ``WAIT`` per node, pipelined behind them on the same
+connection, so the round should still be one round trip (the WAIT's reply comes once the
+replica acknowledged).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 
 from benchmarks.contenders import Server, redisson_config
 from benchmarks.rtt_proxy import CountingProxy
-from redisson_py import Redisson
+from redisson_py import Config, Redisson
 from redisson_py.core import scripts
 
 LOCKS = 10_000
@@ -33,8 +39,17 @@ WATCHDOG_TIMEOUT = 3.0
 INTERVALS = 6
 
 
-def _holder(conn: Connection, port: int, locks: int, intervals: int) -> None:
-    client = Redisson.create(redisson_config(Server(port), lock_watchdog_timeout=WATCHDOG_TIMEOUT))
+def _holder(conn: Connection, port: int, locks: int, intervals: int, replica: int | None) -> None:
+    if replica is None:
+        config = redisson_config(Server(port), lock_watchdog_timeout=WATCHDOG_TIMEOUT)
+    else:
+        config = Config()
+        config.use_master_slave_servers(
+            master_address=Server(port).address, slave_addresses=[Server(replica).address]
+        )
+        config.lock_watchdog_timeout = WATCHDOG_TIMEOUT
+        config.check_lock_synced_slaves = True
+    client = Redisson.create(config)
     interval = WATCHDOG_TIMEOUT / 3
     started = time.monotonic()
     for number in range(locks):
@@ -62,13 +77,21 @@ def _rounds(flights: list[float], interval: float) -> list[list[float]]:
     return bursts
 
 
-def run(server: Server, *, locks: int = LOCKS, intervals: int = INTERVALS) -> dict[str, Any]:
-    """Round trips, RENEW commands and client CPU per renewal interval."""
+def run(
+    server: Server,
+    *,
+    locks: int = LOCKS,
+    intervals: int = INTERVALS,
+    replica: Server | None = None,
+) -> dict[str, Any]:
+    """Round trips, RENEW and WAIT commands and client CPU per renewal interval (with
+    ``replica``: ``server`` is a master replicated to it, replica sync on)."""
     proxy = CountingProxy(server.port, scripts.RENEW)
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
+    replica_port = None if replica is None else replica.port
     holder = context.Process(
-        target=_holder, args=(theirs, proxy.port, locks, intervals), daemon=True
+        target=_holder, args=(theirs, proxy.port, locks, intervals, replica_port), daemon=True
     )
     holder.start()
     interval = WATCHDOG_TIMEOUT / 3
@@ -91,7 +114,7 @@ def run(server: Server, *, locks: int = LOCKS, intervals: int = INTERVALS) -> di
         proxy.close()
     renew_flights: list[float] = []
     others: dict[str, int] = {}
-    renew_commands = renew_connections = 0
+    renew_commands = renew_connections = wait_commands = 0
     for index, log in enumerate(after):
         old = before[index] if index < len(before) else None
         known = len(old.flights) if old else 0
@@ -101,6 +124,8 @@ def run(server: Server, *, locks: int = LOCKS, intervals: int = INTERVALS) -> di
             if label != "marked":
                 others[label] = others.get(label, 0) + 1
         renew_commands += log.marked_commands - (old.marked_commands if old else 0)
+        if any(label == "marked" for _, label in window):
+            wait_commands += log.wait_commands - (old.wait_commands if old else 0)
         renew_connections += any(label == "marked" for _, label in window)
     rounds = _rounds(renew_flights, interval)
     count = max(1, len(rounds))
@@ -108,6 +133,8 @@ def run(server: Server, *, locks: int = LOCKS, intervals: int = INTERVALS) -> di
     return {
         "locks": locks,
         "nodes": 1,
+        "replicas": 0 if replica is None else 1,
+        "replica_sync": replica is not None,
         "watchdog_timeout_seconds": WATCHDOG_TIMEOUT,
         "renew_interval_seconds": interval,
         "batch_size": batch_size,
@@ -117,6 +144,7 @@ def run(server: Server, *, locks: int = LOCKS, intervals: int = INTERVALS) -> di
         "round_trips_per_round": len(renew_flights) / count,
         "max_round_trips_in_a_round": max((len(r) for r in rounds), default=0),
         "renew_commands_per_round": renew_commands / count,
+        "wait_commands_per_round": wait_commands / count,
         "connections_used_for_renewal": renew_connections,
         "other_round_trips_per_interval": sum(others.values()) / intervals_measured,
         "other_round_trips_by_command": others,

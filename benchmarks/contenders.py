@@ -6,7 +6,9 @@ handles of one kind on given servers and owns the clients it made. Kinds:
 
 - ``floor``: redisson-py's own ACQUIRE and RELEASE scripts sent by plain redis-py
   ``evalsha`` with exactly the KEYS and ARGV the library sends (lease, owner field, fresh
-  request id and latch key per release, latch lifetime from the library's own settings).
+  request id and latch key per release, latch lifetime from the library's own settings,
+  and the release's acquire-latch field and the hold's request id, which the library
+  sends so that a late release cannot release a later hold).
   It cannot wait for a held lock: it is the cost of the two round trips and nothing else.
 - ``ours``: ``Redisson.create(config).get_lock(name)``, ``lock()``/``unlock()`` without
   a lease (the watchdog's 30 s, renewed), as a user writes it.
@@ -125,8 +127,10 @@ class FloorScripts:
         self.latch_ms = latch_ms
         self.lease_ms = LEASE_SECONDS * 1000
         self.publish = publish
+        self.request_id = ""
 
     def acquire_args(self) -> tuple[Any, ...]:
+        self.request_id = new_request_id()
         return (
             scripts.ACQUIRE.sha,
             1,
@@ -134,7 +138,7 @@ class FloorScripts:
             self.lease_ms,
             self.owner,
             self.latch_field,
-            new_request_id(),
+            self.request_id,
         )
 
     def release_args(self) -> tuple[Any, ...]:
@@ -149,6 +153,8 @@ class FloorScripts:
             self.owner,
             self.publish,
             self.latch_ms,
+            self.latch_field,
+            self.request_id,
         )
 
 

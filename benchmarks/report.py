@@ -209,25 +209,39 @@ def _loads(results: dict[str, Any]) -> list[str]:
 
 
 def _watchdog(wd: dict[str, Any]) -> list[str]:
+    runs = [wd] + ([wd["replicated"]] if wd.get("replicated") else [])
+
+    def row(label: str, value: Any) -> list[str]:
+        return [label, *(value(run) for run in runs)]
+
     rows = [
-        ["locks held by one client (no lease)", f"{wd['locks']:,}"],
-        ["renewal interval", f"{wd['renew_interval_seconds']:g} s"],
-        ["renewal rounds observed", str(wd["rounds_seen"])],
-        ["round trips per round (1 node)", f"{wd['round_trips_per_round']:.2f}"],
-        ["RENEW calls per round", f"{wd['renew_commands_per_round']:.0f}"],
-        ["connections used for renewal", str(wd["connections_used_for_renewal"])],
-        ["other round trips per interval", f"{wd['other_round_trips_per_interval']:.2f}"],
-        ["client CPU per round", f"{wd['cpu_seconds_per_round'] * 1000:.1f} ms"],
-        ["client CPU share of wall time", f"{wd['cpu_share_of_wall_time']:.1%}"],
+        row("locks held by one client (no lease)", lambda r: f"{r['locks']:,}"),
+        row("renewal interval", lambda r: f"{r['renew_interval_seconds']:g} s"),
+        row("renewal rounds observed", lambda r: str(r["rounds_seen"])),
+        row("round trips per round (1 node)", lambda r: f"{r['round_trips_per_round']:.2f}"),
+        row("RENEW calls per round", lambda r: f"{r['renew_commands_per_round']:.0f}"),
+        row("WAIT commands per round", lambda r: f"{r.get('wait_commands_per_round', 0):.0f}"),
+        row("connections used for renewal", lambda r: str(r["connections_used_for_renewal"])),
+        row(
+            "other round trips per interval",
+            lambda r: f"{r['other_round_trips_per_interval']:.2f}",
+        ),
+        row("client CPU per round", lambda r: f"{r['cpu_seconds_per_round'] * 1000:.1f} ms"),
+        row("client CPU share of wall time", lambda r: f"{r['cpu_share_of_wall_time']:.1%}"),
     ]
+    headers = ["figure", "single server"] + (
+        ["master + 1 replica, replica sync on"] if len(runs) > 1 else []
+    )
     return [
         "## Watchdog: cost of keeping 10,000 locks",
         "",
         "Round trips counted by a RESP-parsing loopback proxy between the client and the "
-        "server (a round trip = what the client sends until it has every reply); CPU is the "
-        "client process's `process_time()` while its main thread sleeps.",
+        "master (a round trip = what the client sends until it has every reply); CPU is the "
+        "client process's `process_time()` while its main thread sleeps. With replica sync "
+        "on, a renewal counts only once the replicas acknowledged it: one `WAIT` per node "
+        "and round, pipelined behind the renewals.",
         "",
-        *_table(["figure", "value"], rows),
+        *_table(headers, rows),
         "",
     ]
 

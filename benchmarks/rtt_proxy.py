@@ -100,6 +100,8 @@ class FlightLog:
     """(start time, the flight's first command: its name, or "marked" for the marked
     script)."""
     marked_commands: int = 0
+    wait_commands: int = 0
+    """``WAIT``/``WAITAOF`` commands (replica acknowledgements asked for)."""
     in_flight: bool = False
 
 
@@ -120,7 +122,13 @@ class CountingProxy(LoopbackProxy):
     def logs(self) -> list[FlightLog]:
         with self._lock:
             return [
-                FlightLog(log.commands, log.replies, list(log.flights), log.marked_commands)
+                FlightLog(
+                    log.commands,
+                    log.replies,
+                    list(log.flights),
+                    log.marked_commands,
+                    log.wait_commands,
+                )
                 for log in self._logs
             ]
 
@@ -155,6 +163,7 @@ class CountingProxy(LoopbackProxy):
                         log.flights.append((first_at, label))
                         first_at = None
                     log.marked_commands += marked
+                    log.wait_commands += name.upper() in (b"WAIT", b"WAITAOF")
                     log.commands += 1
                     pos = end
                 del pending[:pos]

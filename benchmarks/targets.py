@@ -173,19 +173,35 @@ def _cluster(cl: dict[str, Any]) -> list[Verdict]:
 
 
 def _watchdog(wd: dict[str, Any]) -> list[Verdict]:
-    per_node = wd["max_round_trips_in_a_round"] / wd["nodes"]
-    return [
-        Verdict(
-            "watchdog",
-            "about one pipelined round trip per node per renewal interval",
-            f"{wd['round_trips_per_round']:.2f} round trips per round on {wd['nodes']} node "
-            f"(at most {wd['max_round_trips_in_a_round']}; {wd['rounds_seen']} rounds, "
-            f"{wd['renew_commands_per_round']:.0f} RENEW calls of "
-            f"{wd['batch_size']} locks each); client CPU "
-            f"{wd['cpu_seconds_per_round'] * 1000:.0f} ms per round",
-            wd["rounds_seen"] > 0 and per_node <= 1,
-        )
+    verdicts = [
+        _watchdog_verdict(wd, "about one pipelined round trip per node per renewal interval")
     ]
+    replicated = wd.get("replicated")
+    if replicated:
+        verdicts.append(
+            _watchdog_verdict(
+                replicated,
+                "with replica sync on: still about one round trip per node per interval, "
+                "the renewals' WAIT pipelined behind them",
+            )
+        )
+    return verdicts
+
+
+def _watchdog_verdict(wd: dict[str, Any], target: str) -> Verdict:
+    per_node = wd["max_round_trips_in_a_round"] / wd["nodes"]
+    waits = wd.get("wait_commands_per_round", 0.0)
+    return Verdict(
+        "watchdog",
+        target,
+        f"{wd['round_trips_per_round']:.2f} round trips per round on {wd['nodes']} node "
+        f"(at most {wd['max_round_trips_in_a_round']}; {wd['rounds_seen']} rounds, "
+        f"{wd['renew_commands_per_round']:.0f} RENEW calls of "
+        f"{wd['batch_size']} locks each"
+        + (f", {waits:.0f} WAIT" if wd.get("replica_sync") else "")
+        + f"); client CPU {wd['cpu_seconds_per_round'] * 1000:.0f} ms per round",
+        wd["rounds_seen"] > 0 and per_node <= 1,
+    )
 
 
 def _memory(mem: dict[str, Any]) -> list[Verdict]:

@@ -4,10 +4,11 @@ Every exception that leaves the public API (clients, locks, MultiLock/RedLock, t
 asyncio twins) derives from :class:`RedissonError`, so ``except RedissonError`` catches
 them all. A redis-py error met on the way is wrapped, never passed through: network
 failures become :class:`ConnectError` or :class:`CommandTimeoutError` (also the builtin
-``ConnectionError`` / ``TimeoutError``), naming the lock and the node, with redis-py's
-error as ``__cause__``. The one exception is :meth:`redisson_py.Redisson.redis`, which
-hands out a plain redis-py client for the user's own commands. No message built here
-ever contains a password.
+``ConnectionError`` / ``TimeoutError``), a node's refusal to serve (``NOREPLICAS``,
+``READONLY``, ``LOADING``, ``BUSY``...) :class:`ServerRefusedError`, naming the lock and
+the node, with redis-py's error as ``__cause__``. The one exception is
+:meth:`redisson_py.Redisson.redis`, which hands out a plain redis-py client for the
+user's own commands. No message built here ever contains a password.
 """
 
 from __future__ import annotations
@@ -111,6 +112,56 @@ class AuthError(ConnectError):
     """The server refused the credentials (wrong password or unknown user)."""
 
 
+class ServerRefusedError(ConnectError):
+    """A node answered, but refused to run the command now; nothing was applied.
+
+    ``refusal`` is Redis's code and ``text`` its words after it; ``lock_name`` and
+    ``address`` say which lock (or semaphore, latch, resource: its name) and which node.
+    ``transient`` says whether the refusal ends by itself:
+
+    - transient: ``NOREPLICAS`` (fewer replicas in sync than ``min-replicas-to-write``),
+      ``READONLY`` (the node is a replica: a failover under way, or a config naming a
+      replica), ``MASTERDOWN`` (a replica that lost its master), ``CLUSTERDOWN``,
+      ``TRYAGAIN`` (a slot in migration), ``LOADING`` (a restart loading its dataset),
+      ``BUSY`` (a script or function running; ``SCRIPT KILL`` ends one);
+    - not transient: ``OOM`` (``maxmemory`` reached, nothing evictable) and
+      ``MISCONF`` (the node cannot persist): raised at once.
+
+    A transient refusal is retried as a connection error is: a wait (``try_lock(w)``,
+    ``lock()``, a semaphore's or latch's wait) retries it until its deadline (for ever,
+    with WARNINGs, without one) and raises this only when a refusal, not another holder,
+    is why it ended; a call without a wait (``unlock()``, reads) retries it through
+    ``retryAttempts`` and ``retryDelay``, then raises this. The bounds of "Deadlines and
+    errors" hold. Redis refuses before it runs anything (in a script, at its first write),
+    so a retry is safe and a refused acquire leaves nothing to undo.
+
+    One class, not one per code: what a caller can do depends on whether the refusal
+    lasts (``transient``), not on which one it is, and servers add codes (Valkey, Redis
+    releases) that need no new class; ``refusal`` tells them apart. It is a
+    :class:`ConnectError`, as :class:`AuthError` is: the node cannot serve the call, not
+    another holder, and ``READONLY``, ``TRYAGAIN``, ``CLUSTERDOWN``, ``MASTERDOWN`` and
+    ``LOADING`` were raised as ``ConnectError`` before this class existed, so code that
+    catches ``ConnectError`` (or ``ConnectionError``) goes on catching them; catch this
+    class first to tell a refusal from an unreachable node. Other error replies (such
+    as ``WRONGTYPE``: a key used by something else) are plain :class:`RedissonError`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        lock_name: str | None,
+        address: str | None,
+        refusal: str,
+        text: str,
+        transient: bool,
+    ):
+        super().__init__(message, lock_name=lock_name, address=address)
+        self.refusal = refusal
+        self.text = text
+        self.transient = transient
+
+
 class LockNotOwnedError(RedissonError, RuntimeError):
     """The caller released a lock it does not hold.
 
@@ -133,8 +184,10 @@ class LockReentryError(RedissonError, RuntimeError):
 class PermitNotHeldError(RedissonError, ValueError):
     """A permit-expirable semaphore's ``release(permit_id)`` named a permit that is not
     acquired: never acquired, released already, or its lease ended (Redisson raises
-    ``IllegalArgumentException``). Nothing changed. ``name`` and ``permit_id`` say which
-    semaphore and permit."""
+    ``IllegalArgumentException``); nothing changed then. Also raised when this client had
+    reported the permit lost at its lease's safe end (a little before the lease ends):
+    a permit the server still counted as acquired was released then, and the message
+    says so. ``name`` and ``permit_id`` say which semaphore and permit."""
 
     def __init__(self, message: str, *, name: str, permit_id: str):
         super().__init__(message)

@@ -23,6 +23,11 @@ The conventions (the README's editors follow them; ``test_readme_examples`` chec
   ``<!-- example: skip (why it cannot run here) -->``; the reason is required. Keep skips
   for blocks that cannot run on a test machine (long runs, commands that wait for
   Ctrl-C or a terminal).
+- A block that runs only where the machine can do something says so the same way:
+  ``<!-- example: needs (partitions) -->`` (one of :data:`CAPABILITIES`). Where the
+  capability is there, the block runs like any other; where it is not, the section runs
+  without it and the test is reported skipped with the reason. Such a block must not
+  define anything a later block uses.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "CAPABILITIES",
     "LANGUAGES",
     "Block",
     "ReadmeError",
@@ -48,6 +54,10 @@ LANGUAGES = ("python", "yaml", "sh", "")
 _FENCE = re.compile(r"^```(?P<info>[^`]*)$")
 _DIRECTIVE = re.compile(r"^<!--\s*example:(?P<body>.*?)-->\s*$")
 _SKIP = re.compile(r"^\s*skip\s*\((?P<reason>[^()]*\S[^()]*)\)\s*$")
+_NEEDS = re.compile(r"^\s*needs\s*\((?P<capability>[^()]*)\)\s*$")
+
+CAPABILITIES = {"partitions": 'topologies with network="namespace" (root, iptables, Redis 7.0+)'}
+"""What a ``needs (...)`` block may ask for; the examples test checks each on the machine."""
 
 
 class ReadmeError(ValueError):
@@ -64,6 +74,8 @@ class Block:
     line: int
     section: str
     skip_reason: str | None = None
+    needs: str | None = None
+    """A capability of :data:`CAPABILITIES` the block runs only with."""
 
     @property
     def runnable(self) -> bool:
@@ -86,12 +98,14 @@ def parse_blocks(text: str, *, source: str = "README.md") -> list[Block]:
     """Every fenced block of ``text``, with its section and skip reason.
 
     Raises :class:`ReadmeError` for an unclosed fence, an unknown info string, or an
-    ``example:`` comment that is not ``skip (reason)`` or is not followed by a fence.
+    ``example:`` comment that is not ``skip (reason)`` or ``needs (capability)`` or is not
+    followed by a fence.
     """
     lines = text.splitlines()
     blocks: list[Block] = []
     section = ""
-    pending_skip: tuple[int, str] | None = None
+    # (line of the directive, "skip" or "needs", its reason or capability)
+    pending: tuple[int, str, str] | None = None
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -109,17 +123,17 @@ def parse_blocks(text: str, *, source: str = "README.md") -> list[Block]:
                 end += 1
             if end == len(lines):
                 raise ReadmeError(f"{source}:{number}: fenced block never closed")
-            reason = pending_skip[1] if pending_skip else None
             blocks.append(
                 Block(
                     language=language,
                     text="\n".join(lines[index + 1 : end]) + "\n",
                     line=number + 1,
                     section=section,
-                    skip_reason=reason,
+                    skip_reason=pending[2] if pending and pending[1] == "skip" else None,
+                    needs=pending[2] if pending and pending[1] == "needs" else None,
                 )
             )
-            pending_skip = None
+            pending = None
             index = end + 1
             continue
         if line.lstrip().startswith("```"):
@@ -129,24 +143,36 @@ def parse_blocks(text: str, *, source: str = "README.md") -> list[Block]:
             )
         directive = _DIRECTIVE.match(line.strip())
         if directive:
-            skip = _SKIP.match(directive.group("body"))
-            if not skip:
-                raise ReadmeError(
-                    f"{source}:{number}: write <!-- example: skip (why it cannot run) -->; "
-                    "skip with a reason is the only directive"
-                )
-            pending_skip = (number, skip.group("reason").strip())
-        elif pending_skip and line.strip():
+            pending = _directive(directive.group("body"), number, source)
+        elif pending and line.strip():
             raise ReadmeError(
-                f"{source}:{pending_skip[0]}: an example directive must be on the line "
+                f"{source}:{pending[0]}: an example directive must be on the line "
                 "just before a fence"
             )
         if line.startswith("## "):
             section = line[3:].strip()
         index += 1
-    if pending_skip:
-        raise ReadmeError(f"{source}:{pending_skip[0]}: example directive with no block after it")
+    if pending:
+        raise ReadmeError(f"{source}:{pending[0]}: example directive with no block after it")
     return blocks
+
+
+def _directive(body: str, number: int, source: str) -> tuple[int, str, str]:
+    skip = _SKIP.match(body)
+    if skip:
+        return (number, "skip", skip.group("reason").strip())
+    needs = _NEEDS.match(body)
+    if needs and needs.group("capability").strip() in CAPABILITIES:
+        return (number, "needs", needs.group("capability").strip())
+    if needs:
+        raise ReadmeError(
+            f"{source}:{number}: needs ({needs.group('capability').strip()}) is not a known "
+            f"capability; use one of: {', '.join(CAPABILITIES)}"
+        )
+    raise ReadmeError(
+        f"{source}:{number}: write <!-- example: skip (why it cannot run) --> or "
+        f"<!-- example: needs (capability) -->; those are the only directives"
+    )
 
 
 def sections(blocks: list[Block]) -> list[Section]:

@@ -4,7 +4,9 @@ example can rot.
 The conventions the README follows are in ``readme_blocks`` (its docstring): blocks run
 per ``## `` section, in order, in one namespace, like a notebook; ``config/`` files a
 section names point at a harness topology started for it; ``<!-- example: skip (why)
--->`` is the only way out. Each section runs in a fresh Python process (the runner,
+-->`` is the only way out, and ``<!-- example: needs (capability) -->`` runs a block only
+where this machine has the capability (the test is reported skipped, with the reason,
+where it does not). Each section runs in a fresh Python process (the runner,
 ``readme_runner.py``) in a temporary working directory, so one section's clients,
 threads and files never reach another, and a reader's exact command line is what runs.
 
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from readme_blocks import (
+    CAPABILITIES,
     Block,
     ReadmeError,
     Section,
@@ -66,6 +69,15 @@ REDLOCK_MEMBERS = 3
 # Variables a snippet's config reads, or that would point the CLI elsewhere: never
 # inherited from the environment the tests run in.
 _SCRUBBED = ("REDIS_PORT", "REDIS_PASSWORD", "REDISSON_PY_CONFIG", "REDISSON_PY_TOPOLOGIES")
+
+
+def missing_capability(capability: str) -> str | None:
+    """Why this machine lacks ``capability`` (one of ``CAPABILITIES``), or None."""
+    if capability == "partitions":
+        from redisson_py.testing.network import partition_support  # noqa: PLC0415
+
+        return partition_support()
+    raise AssertionError(f"no check for capability {capability!r}")
 
 
 def _sections() -> list[tuple[Path, Section]]:
@@ -170,6 +182,14 @@ def test_section_runs(
     tmp_path: Path,
     redis_backend: str,
 ) -> None:
+    left_out = {
+        block.line: f"{_relative(markdown)}:{block.line} needs {block.needs}: {reason}"
+        for block in section.runnable
+        if block.needs is not None and (reason := missing_capability(block.needs)) is not None
+    }
+    running = [b for b in section.runnable if b.line not in left_out]
+    if not running:
+        pytest.skip("; ".join(left_out.values()))
     workdir = tmp_path / "work"
     workdir.mkdir()
     run_dir = tmp_path / "run"
@@ -177,9 +197,7 @@ def test_section_runs(
     pointed = _prepare(markdown, section, workdir, env, request)
     blocks = tmp_path / "blocks.json"
     blocks.write_text(
-        json.dumps(
-            [{"language": b.language, "text": b.text, "line": b.line} for b in section.runnable]
-        ),
+        json.dumps([{"language": b.language, "text": b.text, "line": b.line} for b in running]),
         encoding="utf-8",
     )
     try:
@@ -195,15 +213,17 @@ def test_section_runs(
         )
     finally:
         _stop_detached(env, run_dir)
-    if result.returncode == 0:
-        print(result.stdout)  # shown with -rP: which blocks ran, and how long each took
-    else:
+    if result.returncode != 0:
         pytest.fail(
             f"{_relative(markdown)} section {section.title!r} failed"
             f" (configs: {pointed or 'none'}):\n"
             f"{result.stdout}",
             pytrace=False,
         )
+    print(result.stdout)  # shown with -rP: which blocks ran, and how long each took
+    if left_out:
+        # The rest of the section passed; the blocks left out are what the report shows.
+        pytest.skip(f"ran {len(running)} blocks, left out " + "; ".join(left_out.values()))
 
 
 @pytest.mark.parametrize("markdown", MARKDOWN, ids=_relative)
@@ -241,17 +261,35 @@ def test_sections_share_blocks_in_order_and_skips_need_a_reason() -> None:
     assert [s.title for s in sections(blocks)] == ["One", "Two"]
 
 
+def test_a_block_may_need_a_capability() -> None:
+    (block,) = _parse("## One\n<!-- example: needs (partitions) -->\n```python\na = 1\n```\n")
+    assert block.needs == "partitions" and block.skip_reason is None and block.runnable
+    assert set(CAPABILITIES) == {"partitions"}
+    assert missing_capability("partitions") is None or "partitions" in str(
+        missing_capability("partitions")
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "complaint"),
     [
         ("<!-- example: skip -->\n```sh\nx\n```\n", "skip (why it cannot run)"),
         ("<!-- example: skip () -->\n```sh\nx\n```\n", "skip (why it cannot run)"),
         ("<!-- example: skip (why) -->\ntext\n```sh\nx\n```\n", "just before a fence"),
+        ("<!-- example: needs (docker) -->\n```sh\nx\n```\n", "not a known capability"),
         ("```bash\nx\n```\n", "'bash'"),
         ("```python\nx\n", "never closed"),
         ("- item\n  ```python\n  x\n  ```\n", "indented fence"),
     ],
-    ids=["no-reason", "empty-reason", "not-before-fence", "bash", "unclosed", "indented"],
+    ids=[
+        "no-reason",
+        "empty-reason",
+        "not-before-fence",
+        "unknown-need",
+        "bash",
+        "unclosed",
+        "indented",
+    ],
 )
 def test_convention_breaks_are_refused(text: str, complaint: str) -> None:
     with pytest.raises(ReadmeError) as caught:

@@ -66,3 +66,33 @@ def test_factory_tears_down_a_failed_test(tmp_path: Path) -> None:
     port = int((tmp_path / "port").read_text())
     with pytest.raises(redis.ConnectionError):
         redis.Redis(port=port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)).ping()
+
+
+def test_partition_tests_skip_with_the_reason_where_partitions_cannot_run(
+    tmp_path: Path,
+) -> None:
+    # A redis-server older than 7.0 (no bind-source-addr): partitions cannot run.
+    old_server = tmp_path / "redis-server"
+    old_server.write_text("#!/bin/sh\necho 'Redis server v=6.2.14 sha=00000000:0'\n")
+    old_server.chmod(0o755)
+    (tmp_path / "test_needs_partitions.py").write_text(
+        "import pytest\n"
+        "def test_factory(topology_factory):\n"
+        "    topology_factory('single', network='namespace')\n"
+        "    raise AssertionError('started')\n"
+        "@pytest.mark.usefixtures('partitions_supported')\n"
+        "def test_fixture():\n"
+        "    raise AssertionError('ran')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "REDISSON_PY_REDIS_SERVER": str(old_server)},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 skipped" in result.stdout
+    assert result.stdout.count("network partitions need") == 2, result.stdout

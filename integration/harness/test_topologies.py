@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
 import redis
 
+from redisson_py.errors import TopologyError
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.topologies.replies import parse_info
 
@@ -185,3 +187,12 @@ def test_pause_and_resume(topology_factory: Factory, backend: str) -> None:
             break
         except (redis.TimeoutError, redis.ConnectionError):
             assert time.monotonic() < deadline, "the resumed node did not answer within 10 s"
+
+
+def test_partitions_need_a_namespace_topology(topology_factory: Factory, backend: str) -> None:
+    topology = topology_factory("single", backend=backend)
+    assert topology.network_mode == "host"
+    assert topology.state()["network"] == {"mode": "host"}
+    for call in (lambda: topology.isolate("master-0"), lambda: topology.client_host("app")):
+        with pytest.raises(TopologyError, match='network="namespace"'):
+            call()

@@ -20,7 +20,7 @@ import pytest
 from redisson_py import ConfigError, LockUnavailableError, NoSyncedReplicasError
 from redisson_py.config import LockSyncMode
 from redisson_py.core.naming import key_slot
-from redisson_py.testing import Node, Topology
+from redisson_py.testing import Node, Topology, eventually
 from redisson_py.testing.backends.binaries import ENV_VAR, valkey_binary
 from redisson_py.testing.owners import Flavor
 
@@ -236,3 +236,40 @@ def test_waitaof_against_a_server_without_it_fails_at_startup(
         pytest.skip(f"the default redis-server ({version}) has WAITAOF")
     with pytest.raises(ConfigError, match=f"{node.port} has no WAITAOF command"):
         flavor.create_client(_aof_config(topology, topology_config))
+
+
+def test_a_grant_waits_for_a_replica_back_before_the_view_knows_it(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    """The nemesis's finding (sentinel, seed 101): a replica killed (flagged down, not
+    waited for), restarted, and cut off again before the client's view learned it was
+    back; the sentinels could promote it without the grants made meanwhile. The master's
+    own ROLE says it is attached again: the grant waits for it."""
+    topology = topology_factory("sentinel", replicas_per_master=1)
+    assert topology.master_name is not None
+    master = topology.master()
+    [replica] = [n for n in topology.data_nodes if n is not master]
+    config = topology_config(topology, **SYNC)
+    config.sentinel_servers_config.scan_interval = 600.0  # the view changes when told to
+    client = flavor.create_client(config)
+    replica.kill()
+
+    def flagged_down() -> bool:
+        [entry] = topology.sentinels[0].command("SENTINEL", "REPLICAS", topology.master_name)
+        fields = dict(zip(entry[::2], entry[1::2], strict=True))
+        return "s_down" in str(fields.get("flags", ""))
+
+    eventually(flagged_down, timeout=10, what="the sentinels flagging the replica down")
+    flavor.run(client._manager.refresh())
+    assert client._manager.view.replicas_to_wait_for(client._manager.view.masters[0]) == 0
+    replica.restart()
+    eventually(
+        lambda: master.info("replication").get("connected_slaves") == "1",
+        timeout=10,
+        what="the replica attached again",
+    )
+    replica.pause()  # attached, but acknowledging nothing
+    try:
+        _assert_refused(flavor, client, master, lock_name)
+    finally:
+        replica.resume()

@@ -38,6 +38,7 @@ from redisson_py.errors import (
     NoSyncedReplicasError,
     PermitNotHeldError,
     RedissonError,
+    ServerRefusedError,
     StaleTokenError,
     UsageError,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "Redisson",
     "RedissonError",
     "Semaphore",
+    "ServerRefusedError",
     "SpinLock",
     "StaleTokenError",
     "UsageError",

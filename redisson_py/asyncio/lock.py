@@ -73,7 +73,11 @@ class Lock(LockHandle, LockProtocol):
     Reentrant: the owning task may take it again and must release it as many times.
     ``lease_time`` (seconds) makes a hold expire on its own, never renewed; without it
     the client's watchdog keeps the key alive (watchdog timeout, renewed every third of
-    it) until ``unlock()``. A waiter subscribes to the lock's channel and wakes on the
+    it) until ``unlock()``. A hold is safe until its safe end: its last confirmed write
+    (the grant, a renewal the replicas acknowledged when replica sync is on, an
+    extension), counted from when it was sent, plus its TTL, less TTL x 1% + 50 ms. At
+    its safe end the holder is told (``on_lock_lost``, a ``lost`` event), and
+    ``unlock()`` raises. A waiter subscribes to the lock's channel and wakes on the
     release or after the holder's remaining TTL at the latest. A task interrupted while
     its acquire is in flight undoes that acquire if it was applied.
 
@@ -123,7 +127,10 @@ class Lock(LockHandle, LockProtocol):
         held. Raises :class:`~redisson_py.LockNotOwnedError` when this task holds
         nothing (or its hold was reported lost), :class:`~redisson_py.ArgumentError` for
         ``seconds`` under 0.001 or for a hold taken without a lease (the watchdog renews
-        that one; it has no lease to extend).
+        that one; it has no lease to extend), and, with replica sync on,
+        :class:`~redisson_py.NoSyncedReplicasError` when the replicas did not acknowledge
+        the extension (the hold then stays safe only until the earlier of its old and
+        new lease end).
         """
         seconds = self._check_extension(self.name, seconds)
         await run(self._flow(self._owner(), lock_flows.extend, seconds))
@@ -164,7 +171,9 @@ class Lock(LockHandle, LockProtocol):
         return result
 
     async def is_held_by_current_task(self) -> bool:
-        """True when this task (or, for an ``owned_by`` view, its owner) holds it."""
+        """True when this task (or, for an ``owned_by`` view, its owner) holds it; False
+        once the client reported this owner's hold lost (until it acquires again),
+        whatever a node it still reaches says."""
         result: bool = await run(self._flow(self._owner(), lock_flows.is_held))
         return result
 
@@ -172,7 +181,8 @@ class Lock(LockHandle, LockProtocol):
     """The threaded API's name, for code written against both."""  # async only
 
     async def hold_count(self) -> int:
-        """How many holds this task has (0 when none)."""
+        """How many holds this task has (0 when none, or when its hold was reported
+        lost)."""
         result: int = await run(self._flow(self._owner(), lock_flows.hold_count))
         return result
 

@@ -48,8 +48,8 @@ from redisson_py.core.modes import SentinelMode
 from redisson_py.core.options import connection_kwargs_for
 from redisson_py.core.pool_registry import IdleConnections
 from redisson_py.core.subscriptions import WakeRule
-from redisson_py.core.topology import parse_switch_master
-from redisson_py.core.wire import Planned, finished, pack, settle
+from redisson_py.core.topology import attached_replicas, parse_switch_master
+from redisson_py.core.wire import Planned, as_refusal, finished, pack, settle
 
 log = logging.getLogger("redisson_py.connection")
 
@@ -135,7 +135,9 @@ class ConnectionManager(ManagerBase):
     def _failed(self, error: BaseException, address: Address) -> BaseException:
         """Note a failed round trip on ``address``; the error to raise for it."""
         if not isinstance(error, _IO_ERRORS):
-            return error
+            # A refusal met while connecting (the handshake's PING answered BUSY, say)
+            # goes on as a refusal in a reply does.
+            return as_refusal(error, address)
         self.suspect(address)
         if isinstance(error, TimeoutError) and not isinstance(error, RedisTimeoutError):
             # The round trip's own timer ran out (a task's timeout): say it as redis-py would.
@@ -172,11 +174,20 @@ class ConnectionManager(ManagerBase):
                 replies.append(error)
         return replies
 
-    async def _send(self, key: ConnectionKey, commands: list[Any], *, read: bool = False) -> Any:
+    async def _send(
+        self,
+        key: ConnectionKey,
+        commands: list[Any],
+        *,
+        read: bool = False,
+        probing: Group | None = None,
+    ) -> Any:
         """Send ``commands`` on one connection of ``key``'s pool; return the connection
         (:meth:`_receive` reads it later). With ``read``, read their replies too, under
         the same round-trip timer (each timer of an event loop costs microseconds), give
-        the connection back and return the replies."""
+        the connection back and return the replies. With ``probing``, ask the master for
+        its attached replicas first, on the same connection, and send the group's
+        commands raised to them (:meth:`Group.raise_required`) instead of ``commands``."""
         address, timeout = key[0], key[1] or self.command_timeout
         pool, idle = self._slot(key)
         connection = await self._idle_connection(idle)
@@ -184,6 +195,11 @@ class ConnectionManager(ManagerBase):
             async with primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = await checkout(pool)
+                if probing is not None:
+                    await connection.send_packed_command([pack([("ROLE",)])])
+                    [role] = await self._read(connection, 1)
+                    probing.raise_required(attached_replicas(role))
+                    commands = probing.commands
                 await connection.send_packed_command([pack(commands)])
                 if not read:
                     return connection
@@ -220,6 +236,14 @@ class ConnectionManager(ManagerBase):
         replies: list[Any] = await self._send(self.pool_key(planned), planned.commands(), read=True)
         return replies
 
+    async def _probed_roundtrip(self, planned: Planned) -> tuple[Planned, list[Any]]:
+        """:meth:`_roundtrip` after asking the master for its attached replicas; the call
+        as sent (its WAIT raised to them) and its replies."""
+        group = Group.of(planned)
+        key = self.pool_key(planned)
+        replies: list[Any] = await self._send(key, group.commands, read=True, probing=group)
+        return group.members[0][1], replies
+
     async def _settle(self, planned: Planned, replies: list[Any]) -> Any:
         """Act on the replies: done, or re-send (EVAL, redirect) until done, or raise."""
         outcome = finished(planned, replies)
@@ -238,7 +262,11 @@ class ConnectionManager(ManagerBase):
         if self._pid != os.getpid():
             self._check_fork()
         planned = self.plan(effect)
-        return await self._settle(planned, await self._roundtrip(planned))  # type: ignore[no-any-return]
+        if planned.probe:
+            planned, replies = await self._probed_roundtrip(planned)
+        else:
+            replies = await self._roundtrip(planned)
+        return await self._settle(planned, replies)  # type: ignore[no-any-return]
 
     async def start(self, effects: Sequence[Call | Direct]) -> _Batch | _One:
         """Send ``effects`` now (one connection per node); read them in ``finish()``."""
@@ -331,12 +359,18 @@ class _One:
     async def send(self) -> None:
         if self.error is not None:
             return
-        commands = self.planned.commands()
-        self.key, self.count = self.manager.pool_key(self.planned), len(commands)
+        self.key = self.manager.pool_key(self.planned)
+        group = Group.of(self.planned) if self.planned.probe else None
+        commands = self.planned.commands() if group is None else group.commands
         try:
-            self.connection = await self.manager._send(self.key, commands)
+            self.connection = await self.manager._send(self.key, commands, probing=group)
         except Exception as error:
             self.error = error
+            return
+        if group is not None:  # sent with its WAIT raised to the attached replicas
+            self.planned = group.members[0][1]
+            commands = group.commands
+        self.count = len(commands)
 
     async def finish(self) -> list[Any]:
         if self.error is not None:
@@ -360,7 +394,8 @@ class _Batch:
     async def send(self) -> None:
         for key, group in self.groups.items():
             try:
-                connection = await self.manager._send(key, group.commands)
+                probing = group if group.probes else None
+                connection = await self.manager._send(key, group.commands, probing=probing)
             except Exception as error:
                 group.fail(self.outcomes, error)
                 continue

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.client import PubSub
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
@@ -29,6 +30,7 @@ from redisson_py.core.subscriptions import (
     Waiter,
     WakeRule,
 )
+from redisson_py.core.wire import as_refusal
 
 if TYPE_CHECKING:
     from redisson_py.asyncio.manager import ConnectionManager
@@ -78,10 +80,18 @@ class _Listener:
     async def subscribe(self, channel: str) -> primitives.Event:
         """Send the subscribe; the returned event is set when the node confirms it."""
         confirmed = self.confirmations.setdefault(channel, primitives.Event())
-        if self.sharded:
-            await self.pubsub.ssubscribe(channel)
-        else:
-            await self.pubsub.subscribe(channel)
+        try:
+            if self.sharded:
+                await self.pubsub.ssubscribe(channel)
+            else:
+                await self.pubsub.subscribe(channel)
+        except ResponseError as error:
+            # A new connection's handshake refused (BUSY...): a refusal, which a waiter
+            # outlasts by polling, as when the node cannot be reached.
+            refusal = as_refusal(error, self.address)
+            if refusal is error:
+                raise
+            raise refusal from error
         self.reader.start()
         return confirmed
 

@@ -1,14 +1,23 @@
-"""The client's watchdog: one background loop renews its lease-less holds and watches
-its leased ones.
+"""The client's watchdog: background loops that renew its lease-less holds, watch its
+leased ones, and tell each holder when its hold stops being safe.
 
-Every renewal interval (a third of the watchdog timeout) it runs one renewal round
-(:func:`redisson_py.core.renewal.renew_round`): about one pipelined round trip per node,
-whatever the number of locks held. It also wakes at the end of each lease (to report a
-lease that ran out while held), every :data:`~redisson_py.core.renewal.PROBE_INTERVAL`
-while a node refuses connections, and at once when the client's pub/sub sees a node's
-connection drop or come back (see :class:`~redisson_py.core.renewal.Schedule`). It
-starts with the client's first hold and stops at shutdown; a forked child starts its
-own when it needs one.
+Two loops, so that neither can make the other late:
+
+- the renewal loop runs a renewal round (:func:`redisson_py.core.renewal.renew_round`)
+  every renewal interval (a third of the watchdog timeout): about one pipelined round
+  trip per node, whatever the number of locks held, with the replicas' acknowledgement
+  in the same round trip when replica sync is on. It looks again every
+  :data:`~redisson_py.core.renewal.PROBE_INTERVAL` at holds whose renewal did not count
+  (a node refusing connections, replicas not acknowledging), and at once when the
+  client's pub/sub sees a node's connection drop or come back (see
+  :class:`~redisson_py.core.renewal.Schedule`);
+- the report loop does no I/O: it sleeps until the earliest safe end of any hold and
+  reports the holds whose safe end has come (a lease that ran out while held, renewals
+  not confirmed in time; see :class:`~redisson_py.core.renewal.ExpiryReports`), however
+  long a round waits on a frozen node or on a ``WAIT``.
+
+Both start with the client's first hold and stop at shutdown; a forked child starts its
+own when it needs them.
 """
 
 from __future__ import annotations
@@ -21,35 +30,43 @@ from redisson_py.asyncio.driver import run
 from redisson_py.config.addresses import Address
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.holds import Hold
-from redisson_py.core.renewal import Schedule, renew_round
+from redisson_py.core.renewal import ExpiryReports, Schedule, renew_round
 
 log = logging.getLogger("redisson_py.watchdog")
 
 
 class Watchdog:
-    """Renews and watches the holds of one :class:`ClientState` from a background loop."""
+    """Renews and watches the holds of one :class:`ClientState` from background loops."""
 
     def __init__(self, state: ClientState):
         self._state = state
         self._worker = primitives.Worker("redisson-py-watchdog", self._loop)
+        self._reporter = primitives.Worker("redisson-py-expiry", self._report_loop)
         self._wake = primitives.Event()
+        self._report_wake = primitives.Event()
         self._schedule = Schedule(state)
-        self._wake_at = float("inf")
+        self._reports = ExpiryReports()
+        self._report_at = float("inf")
         self._watched: set[int] = set()
         self._stopped = False
         state.holds.watcher = self._noticed
         primitives.after_fork_in_child(self._after_fork_in_child)
 
     def ensure_running(self) -> None:
-        """Start the loop if it is not running (cheap when it is)."""
-        if not self._stopped and self._worker.start():
+        """Start the loops if they are not running (cheap when they are)."""
+        if self._stopped:
+            return
+        if self._worker.start():
             self._schedule = Schedule(self._state)
+        if self._reporter.start():
+            self._reports = ExpiryReports()
 
     def _noticed(self, hold: Hold) -> None:
-        """The hold table recorded an acquire: run, and wake sooner for an earlier lease end."""
+        """The hold table recorded an acquire: run, and wake the reports sooner for an
+        earlier safe end."""
         self.ensure_running()
-        if not hold.watchdog and hold.expires_at < self._wake_at:
-            self._wake.set()
+        if hold.expires_at < self._report_at:
+            self._report_wake.set()
         target = hold.target
         if id(target) not in self._watched:
             self._watched.add(id(target))
@@ -67,8 +84,8 @@ class Watchdog:
 
     async def _loop(self) -> None:
         while True:
-            self._wake_at = self._schedule.wake_at(self._state)
-            await self._wake.wait(max(0.0, self._wake_at - self._state.clock()))
+            wake_at = self._schedule.wake_at(self._state)
+            await self._wake.wait(max(0.0, wake_at - self._state.clock()))
             self._wake.clear()
             if self._stopped:  # set by stop(), which woke the loop
                 return
@@ -77,6 +94,20 @@ class Watchdog:
             except Exception:
                 log.exception("watchdog renewal round failed")
 
+    async def _report_loop(self) -> None:
+        while True:
+            self._report_at = at = self._reports.wake_at(self._state)
+            # No hold: sleep until one is noticed (an infinite timeout is not a timeout).
+            timeout = None if at == float("inf") else max(0.0, at - self._state.clock())
+            await self._report_wake.wait(timeout)
+            self._report_wake.clear()
+            if self._stopped:
+                return
+            try:
+                self._reports.step(self._state)
+            except Exception:
+                log.exception("watchdog loss report failed")
+
     async def renew_now(self) -> int:
         """Run one renewal round now; return how many holds it renewed."""
         return (await run(renew_round(self._state))).renewed
@@ -84,10 +115,13 @@ class Watchdog:
     async def stop(self) -> None:
         self._stopped = True
         self._wake.set()
+        self._report_wake.set()
         await self._worker.stop()
+        await self._reporter.stop()
 
     def _after_fork_in_child(self) -> None:
         # The client state gave the child a new hold table (see core.client_state).
         self._state.holds.watcher = self._noticed
         self._wake = primitives.Event()
+        self._report_wake = primitives.Event()
         self._watched = set()

@@ -11,7 +11,10 @@ times and sums it up; ``redisson-py chaos SCENARIO`` prints the table. Scenarios
 - ``crash``: a holder killed with SIGKILL;
 - ``lost-renewal``: the master paused past the watchdog timeout;
 - ``waiters``: ten waiters blocked across a failover;
-- ``lost-replies``: replies of acquires and releases lost after they were applied.
+- ``lost-replies``: replies of acquires and releases lost after they were applied;
+- ``partition``: network partitions (``network="namespace"``): the holder cut off with
+  a master that still answers it, per split and mode (see
+  :mod:`redisson_py.chaos.partition`).
 """
 
 from __future__ import annotations

@@ -49,8 +49,23 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 @dataclass(frozen=True)
+class SplitTimes:
+    """A partition row's extra columns: seconds after the split until the holder cut off
+    was told (A told) and until another client was granted (B granted), p50 and max over
+    the runs where it happened (NaN: in none)."""
+
+    told_p50: float
+    told_max: float
+    granted_p50: float
+    granted_max: float
+
+
+@dataclass(frozen=True)
 class Summary:
-    """One line of a chaos report: a scenario run ``runs`` times in one mode."""
+    """One line of a chaos report: a scenario run ``runs`` times in one mode.
+
+    ``split`` (partition scenarios only) adds the A told / B granted columns; a table
+    with no such line looks as it always did."""
 
     scenario: str
     topology: str
@@ -61,22 +76,38 @@ class Summary:
     unavailable_p50: float
     unavailable_max: float
     note: str = ""
+    split: SplitTimes | None = None
 
-    def row(self) -> list[str]:
-        def seconds(value: float) -> str:
-            return "-" if math.isnan(value) else f"{value:.2f} s"
-
-        return [
+    def row(self, *, split_columns: bool = False) -> list[str]:
+        """The table cells; ``split_columns`` inserts the four A told / B granted ones
+        before the note ("-" for a line without them)."""
+        cells = [
             self.scenario,
             self.topology,
             self.mode,
             str(self.runs),
             str(self.violations),
             str(self.operations),
-            seconds(self.unavailable_p50),
-            seconds(self.unavailable_max),
-            self.note,
+            _seconds(self.unavailable_p50),
+            _seconds(self.unavailable_max),
         ]
+        if split_columns:
+            times = self.split
+            cells += (
+                ["-"] * len(SPLIT_HEADER)
+                if times is None
+                else [
+                    _seconds(times.told_p50),
+                    _seconds(times.told_max),
+                    _seconds(times.granted_p50),
+                    _seconds(times.granted_max),
+                ]
+            )
+        return [*cells, self.note]
+
+
+def _seconds(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f} s"
 
 
 HEADER = [
@@ -91,8 +122,15 @@ HEADER = [
     "note",
 ]
 
+SPLIT_HEADER = ["A told p50", "A told max", "B granted p50", "B granted max"]
+"""The partition scenarios' extra columns, before the note."""
+
 
 def markdown_table(summaries: Sequence[Summary]) -> str:
-    """The summaries as a markdown table (what the CLI prints and the README shows)."""
-    rows = [HEADER, ["---"] * len(HEADER), *(s.row() for s in summaries)]
+    """The summaries as a markdown table (what the CLI prints and the README shows); with
+    the A told / B granted columns when any line has them."""
+    split_columns = any(s.split is not None for s in summaries)
+    header = [*HEADER[:-1], *SPLIT_HEADER, HEADER[-1]] if split_columns else HEADER
+    rows = [header, ["---"] * len(header)]
+    rows += [s.row(split_columns=split_columns) for s in summaries]
     return "\n".join("| " + " | ".join(row) + " |" for row in rows)

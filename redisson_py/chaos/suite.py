@@ -11,12 +11,12 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from redisson_py.chaos import holders, load, race, replies, waiters
+from redisson_py.chaos import holders, load, partition, partition_report, race, replies, waiters
 from redisson_py.chaos.journal import Summary, percentile
 
 Progress = Callable[[str], None]
 
-SCENARIOS = ("race", "load", "crash", "lost-renewal", "waiters", "lost-replies")
+SCENARIOS = ("race", "load", "crash", "lost-renewal", "waiters", "lost-replies", "partition")
 MODES: dict[str, tuple[str, ...]] = {
     "race": race.MODES,
     "load": load.MODES,
@@ -24,6 +24,7 @@ MODES: dict[str, tuple[str, ...]] = {
     "lost-renewal": ("watchdog",),
     "waiters": ("sync-on",),
     "lost-replies": ("retry",),
+    "partition": partition.MODES,
 }
 
 
@@ -142,14 +143,26 @@ def run_scenario(
     modes: Sequence[str] | None = None,
     progress: Progress = lambda line: None,
     variant: str = "plain",
+    split: str | None = None,
 ) -> list[Summary]:
     """Run ``scenario`` ``runs`` times per mode; one :class:`Summary` per mode.
     ``variant`` (race only: ``plain``, ``fresh``, ``rejoin``) picks the stale view the
-    replicated race runs on (see :mod:`redisson_py.chaos.race`)."""
+    replicated race runs on (see :mod:`redisson_py.chaos.race`). ``partition`` runs on
+    ``topology`` sentinel, cluster or redlock, one line per (split, mode); ``split``
+    picks one of the topology's splits (see :mod:`redisson_py.chaos.partition`)."""
     if variant not in race.VARIANTS:
         raise ValueError(f"unknown race variant {variant!r}; known: {', '.join(race.VARIANTS)}")
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    if scenario == "partition":
+        return partition_report.run_partition(
+            topology, runs=runs, modes=modes, split=split, backend=backend, progress=progress
+        )
+    if topology == "redlock":
+        raise ValueError(
+            "the redlock topology is for the partition scenario; the others run RedLock "
+            "in their redlock mode"
+        )
     chosen = tuple(modes) if modes else MODES[scenario]
     unknown = [m for m in chosen if m not in MODES[scenario]]
     if unknown:

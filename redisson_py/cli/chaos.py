@@ -2,7 +2,8 @@
 
 Runs a failover scenario (see :mod:`redisson_py.chaos`) against topologies the harness
 starts on this machine, prints each run's outcome on stderr as it ends, and a markdown
-table on stdout: mode, runs, violations, operations, unavailability p50/max.
+table on stdout: mode, runs, violations, operations, unavailability p50/max (partition:
+also A told and B granted p50/max).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from redisson_py.chaos import MODES, SCENARIOS, markdown_table, run_scenario
+from redisson_py.chaos import MODES, SCENARIOS, markdown_table, partition_report, run_scenario
+from redisson_py.cli import nemesis
 
 __all__ = ["register", "run"]
 
@@ -26,16 +28,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "scenario",
-        choices=(*SCENARIOS, "all"),
+        choices=(*SCENARIOS, "nemesis", "all"),
         metavar="SCENARIO",
-        help=", ".join((*SCENARIOS, "all")),
+        help=", ".join((*SCENARIOS, "all")) + "; or nemesis (a random fault schedule, below)",
     )
     parser.add_argument(
         "--topology",
-        choices=("sentinel", "cluster"),
+        choices=("sentinel", "cluster", "redlock"),
         default="sentinel",
         help="the replicated topology to break (redlock modes always use "
-        "five independent masters); default: sentinel",
+        "five independent masters; redlock itself is for partition); default: sentinel",
+    )
+    parser.add_argument(
+        "--scenario",
+        dest="split",
+        default=None,
+        metavar="NAME",
+        help="partition: one of the topology's splits (sentinel: old-master, one-way, heal; "
+        "cluster: minority-master, one-way, heal; redlock: minority-redlock); default: all",
     )
     parser.add_argument("--runs", type=int, default=1, help="runs per mode; default: 1")
     parser.add_argument(
@@ -48,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--duration",
         type=float,
         default=20.0,
-        help="seconds of load in the load scenario; default: 20",
+        help="seconds of load in the load scenario, of faults in nemesis; default: 20",
     )
     parser.add_argument(
         "--modes",
@@ -73,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="variant",
         help="race: the replica cut is the old master that rejoined after an earlier failover",
     )
+    nemesis.add_arguments(parser)
     parser.set_defaults(handler=run, variant="plain")
 
 
@@ -80,7 +91,15 @@ def run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         print("redisson-py chaos: --runs must be 1 or more", file=sys.stderr)
         return 2
-    scenarios = SCENARIOS if args.scenario == "all" else (args.scenario,)
+    if args.scenario == "nemesis":
+        return nemesis.run(args)
+    if args.split and args.scenario not in ("partition", "all"):
+        print("redisson-py chaos: --scenario is for the partition scenario", file=sys.stderr)
+        return 2
+    scenarios: tuple[str, ...] = SCENARIOS if args.scenario == "all" else (args.scenario,)
+    if args.scenario == "all" and (reason := partition_report.unavailable(args.backend)):
+        print(f"redisson-py chaos: partition left out: {reason}", file=sys.stderr)
+        scenarios = tuple(s for s in scenarios if s != "partition")
     modes = args.modes.split(",") if args.modes else None
     summaries = []
     for scenario in scenarios:
@@ -95,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
                     modes=modes if args.scenario != "all" else None,
                     progress=lambda line: print(line, file=sys.stderr, flush=True),
                     variant=args.variant if scenario == "race" else "plain",
+                    split=args.split if scenario == "partition" else None,
                 )
             )
         except ValueError as error:

@@ -198,7 +198,7 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def _describe(topology: Any, seconds: float) -> None:
-    nodes = ", ".join(f"{n.name} 127.0.0.1:{n.port}" for n in topology.nodes)
+    nodes = ", ".join(f"{n.name} {n.host}:{n.port}" for n in topology.nodes)
     print(
         f"{topology.kind} topology {topology.id} up in {seconds:.1f} s on the "
         f"{topology.backend} backend ({topology.backend_impl.describe()}): {nodes}",

@@ -49,6 +49,12 @@ class LockSettings:
         object.__setattr__(self, "latch_ttl", latch_ttl)
 
     @property
+    def sync_replicas(self) -> float | None:
+        """How long a write of a hold waits for the replicas' acknowledgement (a grant, a
+        renewal, an extension): ``slaves_sync_timeout``, or None with replica sync off."""
+        return self.slaves_sync_timeout if self.check_lock_synced_slaves else None
+
+    @property
     def renew_interval(self) -> float:
         """How often the watchdog renews: a third of the watchdog timeout, as Redisson."""
         return self.watchdog_timeout / 3

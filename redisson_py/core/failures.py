@@ -10,11 +10,19 @@ the original as ``__cause__`` (the caller raises it ``from`` the original).
 from __future__ import annotations
 
 import contextlib
+import re
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.errors import CommandTimeoutError, ConnectError, RedissonError
+from redisson_py.core import refusals
+from redisson_py.errors import (
+    CommandTimeoutError,
+    ConnectError,
+    RedissonError,
+    ServerRefusedError,
+)
 
 _NODE_ATTRIBUTE = "redisson_py_node"
 
@@ -43,13 +51,27 @@ def as_redisson_error(
     """``error`` itself when it is ours, else ours in its place.
 
     ``subject`` opens the message (``"lock 'x'"``, ``"RedLock('a', 'b')"``); ``node`` is
-    the node to name when the error did not record one. Timeouts become
+    the node to name when the error did not record one. A node's refusal
+    (:mod:`redisson_py.core.refusals`) becomes :class:`ServerRefusedError`, timeouts
     :class:`CommandTimeoutError`, connection and socket errors :class:`ConnectError`,
-    anything else a plain :class:`RedissonError`.
+    anything else (another error reply, say) a plain :class:`RedissonError`.
     """
     if isinstance(error, RedissonError):
         return error
     where = node_of(error) or node or "the node"
+    refusal = refusals.refusal_of(error)
+    if refusal is not None:
+        code, text = refusal
+        meaning = refusals.REFUSALS[code]
+        return ServerRefusedError(
+            f"{subject}: {where} refused the command: {code} {text} ({meaning.why};"
+            " nothing was applied)",
+            lock_name=lock_name,
+            address=where,
+            refusal=code,
+            text=text,
+            transient=meaning.transient,
+        )
     if is_timeout(error):
         return CommandTimeoutError(
             f"{subject}: {where} did not answer in time ({error})",
@@ -60,4 +82,21 @@ def as_redisson_error(
         return ConnectError(
             f"{subject}: cannot reach {where}: {error}", lock_name=lock_name, address=where
         )
+    if isinstance(error, ResponseError):
+        code, text = refusals.error_code(error)
+        kind = _kind_of(subject)
+        hint = ""
+        if code == "WRONGTYPE" and kind != "fenced resource":  # a resource's key is the user's
+            hint = f" (is the key used by something other than a {kind}?)"
+        return RedissonError(f"{subject}: {where} answered with an error: {code} {text}{hint}")
     return RedissonError(f"{subject}: {where}: {type(error).__name__}: {error}")
+
+
+_KIND = re.compile(r"([a-z][a-z -]*?) '")
+
+
+def _kind_of(subject: str) -> str:
+    """What ``subject`` is (``"lock 'x'"``: ``lock``, ``"count-down latch 'x'"``: ``count-down
+    latch``); a MultiLock's or RedLock's members are locks."""
+    found = _KIND.match(subject)
+    return found.group(1) if found else "lock"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
-from redis.exceptions import ResponseError
+from redis.exceptions import BusyLoadingError, ResponseError
 
 from redisson_py.core.effects import Background, CallResult, Command, Effect, ScriptCommand
 from redisson_py.core.lock_flows import call_with_retry, undo_in_background, undo_unsynced
@@ -35,7 +35,15 @@ class PermitRequest:
     that does not return the permits to its caller undoes the request.
     """
 
-    __slots__ = ("_command", "_undo", "if_applied", "maybe_applied", "ref", "request_id")
+    __slots__ = (
+        "_command",
+        "_undo",
+        "if_applied",
+        "maybe_applied",
+        "ref",
+        "request_id",
+        "sent_at",
+    )
 
     def __init__(
         self,
@@ -50,6 +58,9 @@ class PermitRequest:
         self.if_applied = if_applied
         self.request_id = ""
         self.maybe_applied = False
+        self.sent_at = 0.0
+        """When the current command was made and first sent (monotonic): a permit's
+        lease counts from it."""
         self.renew()
 
     def renew(self) -> None:
@@ -76,18 +87,24 @@ def _send(request: PermitRequest, deadline: float | None) -> Generator[Effect, A
     been applied."""
     ref = request.ref
     settings = ref.state.settings
-    sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
+    sync = settings.sync_replicas
+    # A permit's lease end is written into the command when it is made (the client's
+    # clock then, plus the lease), and every attempt resends it as made.
+    request.sent_at = ref.state.clock()
     command = request.command()
 
-    def commands(attempt: int) -> tuple[Command, ...]:
-        if attempt > 0:
-            request.maybe_applied = True  # the last attempt went unanswered: it may yet run
+    def commands(unanswered: int) -> tuple[Command, ...]:
+        if unanswered:
+            request.maybe_applied = True  # an attempt went unanswered: it may yet run
         return (command,)
 
     try:
         return (yield from call_with_retry(ref, commands, sync_replicas=sync, deadline=deadline))
-    except (ResponseError, GeneratorExit):
-        raise  # refused by Redis (nothing applied), or the flow is being discarded
+    except (ResponseError, BusyLoadingError, GeneratorExit):
+        # An error reply or a refusal (LOADING included: see core.refusals), which
+        # Redis gives before it runs anything, so nothing was applied; or the flow is
+        # being discarded.
+        raise
     except BaseException:
         request.maybe_applied = True  # unanswered: the server may still run it
         raise

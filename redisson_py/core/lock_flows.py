@@ -9,15 +9,15 @@ drive both the threaded and the asyncio client. Nothing in this module performs 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from redis.exceptions import BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.core import events, failures, naming
+from redisson_py.core import events, failures, losses, naming
 from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import (
     Background,
@@ -32,8 +32,9 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
-from redisson_py.core.holds import Hold, gone_text, report_lost
+from redisson_py.core.holds import Hold, gone_text, report_lost, safe_end
 from redisson_py.core.lock_kinds import REENTRANT, LockKind, new_request_id
+from redisson_py.core.refusals import TransientRefusal, refusal_of
 from redisson_py.errors import (
     ArgumentError,
     ClientClosedError,
@@ -48,11 +49,19 @@ T = TypeVar("T")
 
 log = logging.getLogger("redisson_py.lock")
 
-RETRYABLE: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError)
-"""Errors after which a command is retried (redis-py's ConnectionError covers LOADING)."""
+RETRYABLE: tuple[type[BaseException], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    TransientRefusal,
+)
+"""Errors after which a command is retried: connection errors, timeouts, and a node's
+transient refusals (NOREPLICAS, READONLY, BUSY...; LOADING comes as redis-py's
+``BusyLoadingError``, a ConnectionError), which leave nothing applied: see
+:mod:`redisson_py.core.refusals`."""
 
 WAIT_THROUGH: tuple[type[BaseException], ...] = (NoSyncedReplicasError, *RETRYABLE)
-"""Errors a waiting acquire outlasts while its wait time lasts (what a failover raises)."""
+"""Errors a waiting acquire outlasts while its wait time lasts (what a failover raises,
+and a node's transient refusals)."""
 
 WARN_EVERY = 10
 """A wait with no deadline logs a WARNING at its 1st, 11th, 21st... failure."""
@@ -168,25 +177,31 @@ def call_with_retry(
     sync_replicas: float | None = None,
     deadline: float | None = None,
 ) -> Generator[Effect, Any, CallResult]:
-    """Run ``commands(attempt)`` on the lock's master, retrying connection errors.
+    """Run ``commands(unanswered)`` on the lock's master, retrying connection errors
+    and transient refusals.
 
-    ``attempt`` is 0 first, then 1, 2, ... Retries follow the config's retry attempts
-    and delay, and stop at ``deadline`` (monotonic seconds; None: no deadline): no
-    retry starts after it and no pause runs past it, so a call ends at most one command
+    ``unanswered`` is how many earlier attempts went unanswered (0 first): a connection
+    error or a timeout leaves an attempt's outcome unknown (the server may still run
+    it), a refusal does not (nothing was applied; see
+    :mod:`redisson_py.core.refusals`). Retries follow the config's retry attempts and
+    delay, and stop at ``deadline`` (monotonic seconds; None: no deadline): no retry
+    starts after it and no pause runs past it, so a call ends at most one command
     timeout after the deadline. The manager re-resolves the master between tries, so a
     retry lands on the new master after a failover.
     """
     settings = ref.state.settings
-    attempt = 0
+    attempt = unanswered = 0
     while True:
         if ref.state.closed:  # shut down while this call waited or retried
             raise ClientClosedError(f"{ref.subject}: the client is shut down")
         try:
             result: CallResult = yield Call(
-                ref.target, ref.name, commands(attempt), sync_replicas=sync_replicas
+                ref.target, ref.name, commands(unanswered), sync_replicas=sync_replicas
             )
             return result
-        except RETRYABLE:
+        except RETRYABLE as error:
+            if refusal_of(error) is None:
+                unanswered += 1
             attempt += 1
             left = None if deadline is None else deadline - ref.state.clock()
             if attempt > settings.retry_attempts or (left is not None and left <= 0):
@@ -199,11 +214,12 @@ def call_with_retry(
             yield Sleep(pause)
 
 
-def _wrap_reply_error(ref: LockRef, error: ResponseError) -> RedissonError:
-    return RedissonError(
-        f"lock {ref.name!r}: Redis refused the lock script: {error}"
-        " (is the key used by something other than a lock?)"
-    )
+def _wrap_reply_error(ref: LockRef, error: BaseException) -> RedissonError:
+    """The error to raise for an error reply to a lock's command: a
+    :class:`~redisson_py.ServerRefusedError` for a refusal, else one naming the lock, the
+    node and Redis's text, with a hint for WRONGTYPE (see
+    :func:`~redisson_py.core.failures.as_redisson_error`)."""
+    return failures.as_redisson_error(error, ref.subject, lock_name=ref.name, node=_node(ref))
 
 
 class AcquireRequest:
@@ -339,6 +355,32 @@ def undo_unsynced(
     )
 
 
+def unsynced_extension(
+    ref: Subject,
+    hold: Hold | None,
+    result: CallResult,
+    *,
+    lease: float | None,
+    sent_at: float,
+    what: str,
+) -> NoSyncedReplicasError:
+    """A change of ``hold``'s expiry (``what``: "lock 'x': extended") that the master
+    applied but too few replicas acknowledged: the hold stays safe only until the
+    earlier of its old end and the new one (a failover could promote a replica that
+    has only the old one); the error to raise for it."""
+    if hold is not None and lease is not None:
+        new_end = safe_end(sent_at, lease)
+        ref.state.holds.extended(hold, lease, min(hold.expires_at, new_end))
+    return NoSyncedReplicasError(
+        f"{what} on the master at {result.address}, but "
+        + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
+        + "; it counts as safe only until the earlier of its old and new lease end",
+        lock_name=ref.name,
+        acknowledged=max(0, result.synced),
+        required=result.required,
+    )
+
+
 class _Stale(Exception):
     """The current request's hold is gone or undone: start a new request at once."""
 
@@ -349,19 +391,29 @@ def _acquire_once(
     """One attempt of ``acquire``: take a hold, record it; an unsynced grant is undone."""
     ref = acquire.ref
     state, settings = ref.state, ref.state.settings
-    sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
+    sync = settings.sync_replicas
     command = acquire.command()
+    sent = [0.0]
+    believed = state.holds.count(ref.name, ref.owner, state.clock())
+    if believed:
+        state.holds.acquiring(ref.name, ref.owner, acquire.request_id)
 
-    def attempts(attempt: int) -> tuple[Command, ...]:
-        if attempt > 0:
+    def attempts(unanswered: int) -> tuple[Command, ...]:
+        if unanswered:
             # An earlier attempt went unanswered: the server may still run it, after
             # this one; a wait that ends without a grant must undo the request.
             acquire.uncertain = True
+        sent[0] = state.clock()  # the hold's safe end counts from the send that got it
         return (command,)
 
     try:
         result = yield from call_with_retry(ref, attempts, sync_replicas=sync, deadline=deadline)
-    except ResponseError as error:
+    except (ResponseError, BusyLoadingError) as error:
+        # Answered, not in flight: an error reply, or a refusal, which Redis gives before
+        # it runs anything (see refusals): nothing was applied, nothing to undo. A
+        # transient refusal goes on as it is, for the wait to outlast (WAIT_THROUGH).
+        if isinstance(error, RETRYABLE):
+            raise
         raise _wrap_reply_error(ref, error) from error
     except GeneratorExit:
         raise  # the flow is being discarded; it may yield nothing more
@@ -372,6 +424,12 @@ def _acquire_once(
         raise
     flag = int(result.replies[0][0])
     if flag == 2:
+        raise _Stale()
+    if flag == 3 and believed == 0:
+        # Held on the server by this owner, who counts no hold: a leftover (see
+        # drop_leftovers), of acquires this client no longer knows. Once it is
+        # released, the acquire starts over.
+        yield from drop_leftovers(ref, 1, ())
         raise _Stale()
     if flag == 3:
         raise LockReentryError(
@@ -391,6 +449,9 @@ def _acquire_once(
         )
         acquire.renew()
         raise unsynced
+    if believed == 0 and reply.hold_count > 1:
+        yield from drop_leftovers(ref, reply.hold_count - 1, (acquire.request_id,))
+        reply = replace(reply, hold_count=1)
     state.holds.acquired(
         ref.name,
         ref.owner,
@@ -398,13 +459,31 @@ def _acquire_once(
         target=ref.target,
         lease=acquire.lease,
         watchdog_timeout=settings.watchdog_timeout,
-        now=ref.state.clock(),
+        now=sent[0],
         on_lost=ref.report,
         kind=ref.kind,
+        request_id=acquire.request_id,
     )
     if ref.on_grant is not None:
         ref.on_grant(reply)
     return reply
+
+
+def drop_leftovers(
+    ref: LockRef, count: int, acquires: Sequence[str]
+) -> Generator[Effect, Any, None]:
+    """Release ``count`` holds the owner has on the server but this client does not
+    count: what is left of a hold it reported lost (a hold is reported at its safe end,
+    before its key expires; a partition's old master keeps it renewed), or of a release
+    whose reply was lost. An acquire that finds them (the owner counts no hold, the
+    server grants a count above 1, or a non-reentrant lock says the owner holds it)
+    drops them first, so the owner's unlocks match its acquires and no leftover is
+    renewed for ever. Each release has a request id of its own, so a retry counts once.
+    ``acquires``: the request ids the owner's field may name (the acquire that found
+    them; none when unknown). Errors propagate: the acquire fails as if unanswered (and
+    is undone)."""
+    commands = tuple(ref.kind.release(ref, acquires) for _ in range(count))
+    yield from call_with_retry(ref, lambda attempt: commands)
 
 
 def outlast_failures(
@@ -441,8 +520,10 @@ def outlast_failures(
 
 
 def release_command(ref: LockRef) -> ScriptCommand:
-    """Release one of the owner's holds, with a request id of its own (its latch)."""
-    return ref.kind.release(ref)
+    """Release one of the owner's holds, with a request id of its own (its latch), and
+    the request ids of the hold as this client knows it, so that the release, if the
+    server runs it late, cannot release a later hold of the same owner."""
+    return ref.kind.release(ref, ref.state.holds.acquire_ids(ref.name, ref.owner))
 
 
 def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
@@ -598,17 +679,34 @@ def unlock(ref: LockRef) -> Flow:
     Retries connection errors as the config says ((retry attempts + 1) command timeouts
     and the retry delays between them at most), and no later than the moment the hold
     would have expired anyway. When Redis cannot be reached (the error is raised), the
-    hold stops being renewed."""
+    hold stops being renewed. A hold reported lost gets one try to release what may be
+    left of it (a partition's old master may still have it), and LockNotOwnedError
+    whatever that try met."""
     holds = ref.state.holds
-    was_lost = holds.was_lost(ref.name, ref.owner)
     expires_at = holds.expires_at(ref.name, ref.owner)
+    if expires_at is not None and ref.state.clock() >= expires_at:
+        # Its safe end passed and the watchdog's report may not have run yet: report
+        # it now, so this unlock raises as every unlock after the report would.
+        losses.report_if_expired(ref.state, ref.name, ref.owner, ref.state.clock())
+    was_lost = holds.was_lost(ref.name, ref.owner)
+    if was_lost:
+        expires_at = ref.state.clock()  # one try: the hold is gone either way
     command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
         result = yield from call_with_retry(ref, lambda attempt: (command,), deadline=expires_at)
-    except ResponseError as error:
+    except Exception as error:
+        if was_lost:
+            holds.clear_lost(ref.name, ref.owner)
+            raise LockNotOwnedError(
+                f"lock {ref.name!r} was reported lost to owner {ref.owner} before this"
+                " unlock; the critical section was not protected (releasing what may be"
+                f" left of it failed too: {_wrap_reply_error(ref, error)})"
+            ) from error
         forget_one_hold(ref)
-        raise _wrap_reply_error(ref, error) from error
+        if isinstance(error, ResponseError):
+            raise _wrap_reply_error(ref, error) from error
+        raise
     except BaseException:
         forget_one_hold(ref)
         raise
@@ -667,7 +765,11 @@ def is_held(ref: LockRef) -> Flow:
 
 
 def hold_count(ref: LockRef) -> Flow:
-    """This owner's hold count (0 when it holds none)."""
+    """This owner's hold count (0 when it holds none, and when this client reported its
+    hold lost: whatever a node it can still reach says, the hold is not safe, and its
+    ``unlock()`` raises)."""
+    if ref.state.holds.was_lost(ref.name, ref.owner):
+        return 0
     value = yield from read(ref, ref.kind.hold_count(ref))
     return 0 if value is None else int(value)
 
@@ -694,10 +796,14 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     ending meanwhile is this extension's to judge. Connection errors are retried up to
     the old lease's end; when one is raised the extension may or may not have been
     applied, and the client keeps counting from the old lease.
+
+    With replica sync on, the extension is followed by a WAIT, as a grant: one the
+    replicas did not acknowledge raises :class:`NoSyncedReplicasError`, and the hold
+    stays safe only until the earlier of its old and its new lease end (a failover could
+    promote a replica that has only the old one).
     """
     holds = ref.state.holds
-    # The hold table's snapshot: an explicit, rare call, so a scan is cheap enough.
-    hold = next((h for h in holds.all_holds() if h.name == ref.name and h.owner == ref.owner), None)
+    hold = holds.get(ref.name, ref.owner)
     if hold is not None and hold.watchdog:
         raise ArgumentError(
             f"lock {ref.name!r}: a hold taken without a lease is renewed by the watchdog"
@@ -709,10 +815,20 @@ def extend(ref: LockRef, seconds: float) -> Flow:
             " before this call; the critical section was not protected"
         )
     command = ref.kind.extend(ref, to_millis(seconds))
+    settings = ref.state.settings
+    sent = [0.0]
+
+    def attempts(unanswered: int) -> tuple[Command, ...]:
+        sent[0] = ref.state.clock()  # the new lease counts from the send that set it
+        return (command,)
+
     holds.releasing(ref.name, ref.owner, +1)
     try:
         result = yield from call_with_retry(
-            ref, lambda attempt: (command,), deadline=holds.expires_at(ref.name, ref.owner)
+            ref,
+            attempts,
+            sync_replicas=settings.sync_replicas,
+            deadline=holds.expires_at(ref.name, ref.owner),
         )
     except ResponseError as error:
         raise _wrap_reply_error(ref, error) from error
@@ -725,14 +841,17 @@ def extend(ref: LockRef, seconds: float) -> Flow:
             "it is not locked by this owner" if hold is None else gone_text(hold, ref.state.clock())
         )
         raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone} (owner {ref.owner})")
+    if result.synced < result.required and hold is not None:
+        what = f"lock {ref.name!r}: extended"
+        raise unsynced_extension(ref, hold, result, lease=seconds, sent_at=sent[0], what=what)
     holds.acquired(
         ref.name,
         ref.owner,
         int(count),
         target=ref.target,
         lease=seconds,
-        watchdog_timeout=ref.state.settings.watchdog_timeout,
-        now=ref.state.clock(),
+        watchdog_timeout=settings.watchdog_timeout,
+        now=sent[0],
         on_lost=hold.on_lost if hold is not None else ref.report,
         kind=ref.kind,
     )

@@ -102,16 +102,21 @@ class LockKind:
         )
         return ScriptCommand(scripts.UNDO_ACQUIRE, (ref.name, ref.channel), args)
 
-    def release(self, ref: LockRef) -> ScriptCommand:
-        """Release one hold, with a request id of its own (its latch key)."""
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
+        """Release one hold, with a request id of its own (its latch key). ``acquires``
+        are the request ids of the hold's acquires: the release leaves the lock alone
+        when its owner holds it by another acquire by then (see
+        :func:`redisson_py.core.scripts.old_hold_check`); none: no such check."""
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
-        args = (
+        args: tuple[Arg, ...] = (
             self.release_message,
             ref.owner,
             self.publish_command(ref),
             _millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+            *acquires,
         )
         return ScriptCommand(scripts.RELEASE, (ref.name, ref.channel, latch), args)
 
@@ -238,16 +243,18 @@ class FairKind(LockKind):
         )
         return ScriptCommand(fair.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
 
-    def release(self, ref: LockRef) -> ScriptCommand:
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
-        args = (
+        args: tuple[Arg, ...] = (
             self.release_message,
             ref.owner,
             self.publish_command(ref),
             _millis(ref.state.settings.latch_ttl),
             _millis(ref.state.wall_clock()),
+            acquire_latch_field(ref.owner),
+            *acquires,
         )
         return ScriptCommand(fair.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
 
@@ -303,17 +310,18 @@ class ReadKind(LockKind):
         )
         return ScriptCommand(rwlock.UNDO_READ, keys, args)
 
-    def release(self, ref: LockRef) -> ScriptCommand:
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
         keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch)
-        args = (
+        args: tuple[Arg, ...] = (
             self.release_message,
             ref.owner,
             self.publish_command(ref),
             _millis(ref.state.settings.latch_ttl),
             acquire_latch_field(ref.owner),
+            *acquires,
         )
         return ScriptCommand(rwlock.RELEASE_READ, keys, args)
 
@@ -369,16 +377,17 @@ class WriteKind(LockKind):
         )
         return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel), args)
 
-    def release(self, ref: LockRef) -> ScriptCommand:
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
-        args = (
+        args: tuple[Arg, ...] = (
             self.release_message,
             ref.owner,
             self.publish_command(ref),
             _millis(ref.state.settings.latch_ttl),
             acquire_latch_field(ref.owner),
+            *acquires,
         )
         return ScriptCommand(rwlock.RELEASE_WRITE, (ref.name, ref.channel, latch), args)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from redisson_py.config.addresses import Address
@@ -93,15 +94,20 @@ class ManagerBase:
             return Planned(effect, effect.address)
         address = self.master_address(effect.route)
         required = 0
+        probe = False
         if effect.sync_replicas is not None:
             required = self.view.replicas_to_wait_for(address)
+            # Replicas the view flags down are not waited for, but a flag can lag: a
+            # replica back from a restart may be attached already, and promoted by a
+            # failover before the view learns it. Then the master is asked (ROLE).
+            probe = required < len(self.view.replicas.get(address, ()))
         aof = self._aof and effect.sync_replicas is not None
-        return Planned(effect, address, required=required, aof=aof)
+        return Planned(effect, address, required=required, aof=aof, probe=probe)
 
     def pool_key(self, planned: Planned) -> ConnectionKey:
         effect = planned.effect
         timeout = effect.timeout
-        if planned.waits and isinstance(effect, Call) and effect.sync_replicas:
+        if (planned.waits or planned.probe) and isinstance(effect, Call) and effect.sync_replicas:
             # The WAIT's own wait comes on top of the reply timeout.
             timeout = (timeout or self.command_timeout) + effect.sync_replicas
         sentinel = isinstance(effect, Direct) and effect.sentinel
@@ -146,19 +152,63 @@ class ManagerBase:
 
 class Group:
     """Calls sent together on one connection: their commands back to back, then their
-    replies split back, in order, one share per call."""
+    replies split back, in order, one share per call.
 
-    __slots__ = ("commands", "members")
+    Calls that ask for replica sync share one WAIT (or WAITAOF), sent after all the
+    group's commands: a WAIT covers every write sent before it on its connection, so one
+    per node confirms them all (a renewal round of many chunks, the members of a
+    MultiLock on one master) at the cost of one replica acknowledgement, not one per call,
+    which would add a sync timeout per call when replicas do not answer. Each waiting
+    call's share ends with that WAIT's reply.
+    """
+
+    __slots__ = ("_wait", "_wire", "members")
 
     def __init__(self) -> None:
-        self.commands: list[Any] = []
+        self._wire: list[Any] = []
+        self._wait: tuple[Any, ...] | None = None
         self.members: list[tuple[int, Planned, int]] = []
-        """(index in the batch, plan, how many replies it takes) per call."""
+        """(index in the batch, plan, how many replies of its own it takes) per call."""
+
+    @classmethod
+    def of(cls, planned: Planned) -> Group:
+        """A group of one call (to probe its master's replicas before sending it)."""
+        group = cls()
+        group.add(0, planned)
+        return group
+
+    @property
+    def commands(self) -> list[Any]:
+        """Every command the group sends, the shared WAIT last."""
+        return self._wire if self._wait is None else [*self._wire, self._wait]
+
+    @property
+    def probes(self) -> bool:
+        """Whether the master's attached replicas are to be asked first (``ROLE``)."""
+        return any(planned.probe for _, planned, _ in self.members)
+
+    def raise_required(self, attached: int) -> None:
+        """The master has ``attached`` replicas attached now (its ``ROLE``): every call
+        of the group that waits asks for at least that many acknowledgements, so a grant
+        counts only if the replicas the master has now acknowledged it, whatever the
+        view (see :attr:`~redisson_py.core.wire.Planned.probe`)."""
+        for position, (index, planned, count) in enumerate(self.members):
+            if planned.syncs and attached > planned.required:
+                self.members[position] = (index, replace(planned, required=attached), count)
+        waiting = [planned for _, planned, _ in self.members if planned.waits]
+        if waiting:
+            self._wait = max(waiting, key=lambda planned: planned.required).wait_command()
 
     def add(self, index: int, planned: Planned) -> None:
-        wire = planned.commands()
-        self.commands.extend(wire)
+        wire = planned.commands(wait=False)
+        self._wire.extend(wire)
         self.members.append((index, planned, len(wire)))
+        if planned.waits:
+            shared = self._wait
+            # One WAIT for the most replicas any member asks for (the members share one
+            # master, so they ask for the same number).
+            if shared is None or planned.required > shared[-2]:
+                self._wait = planned.wait_command()
 
     def fail(self, outcomes: list[Any], error: Exception) -> None:
         """The connection failed: ``error`` is every member's outcome."""
@@ -166,10 +216,13 @@ class Group:
             outcomes[index] = error
 
     def shares(self, replies: list[Any]) -> Iterator[tuple[int, Planned, list[Any]]]:
-        """(index, plan, its replies) for each member, from the group's ``replies``."""
+        """(index, plan, its replies) for each member, from the group's ``replies``; a
+        member that waits gets the shared WAIT's reply as its last."""
         offset = 0
+        wait_reply = replies[-1:] if self._wait is not None else []
         for index, planned, count in self.members:
-            yield index, planned, replies[offset : offset + count]
+            share = replies[offset : offset + count]
+            yield index, planned, share + wait_reply if planned.waits else share
             offset += count
 
 

@@ -48,6 +48,7 @@ from redisson_py.core.discovery import (
     discover_sentinel,
     ping_all,
     probe,
+    read_master_counts,
 )
 from redisson_py.core.effects import Effect, Target
 from redisson_py.core.topology import NatMap, TopologyView
@@ -338,8 +339,19 @@ class SentinelMode(_ScanningMode):
         return (yield from self.checked(target, discovery.view))
 
     def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
+        """The sentinels' view; when none answers (this client may be cut off with the
+        master), the last view counting every replica it names, flagged down or not,
+        raised to what the master itself lists: see
+        :meth:`TopologyView.counting_every_replica`. Found by the randomized nemesis: a
+        replica killed (flagged down), restarted, then a partition that left the client
+        with the master and the sentinels with the replica, which they promoted before it
+        had the grants made meanwhile; the client, unable to refresh, went on granting
+        with no replica to wait for."""
         discovery = yield from self._discover(target)
-        return discovery.view
+        if discovery.view is not None or discovery.reports:
+            return discovery.view
+        stale = view.counting_every_replica()
+        return (yield from read_master_counts(target, stale, self.probe_timeout))
 
 
 class ClusterMode(_ScanningMode):

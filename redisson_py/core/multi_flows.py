@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from redisson_py.core import events, failures, quorum
@@ -41,6 +41,7 @@ from redisson_py.core.lock_flows import (
     undo_later,
     unsynced_text,
 )
+from redisson_py.core.refusals import refusal_of
 from redisson_py.errors import (
     ArgumentError,
     LockNotOwnedError,
@@ -76,7 +77,9 @@ def _acquire_round(
     calls = []
     for ref, acquire in zip(refs, acquires, strict=True):
         settings = ref.state.settings
-        sync = settings.slaves_sync_timeout if settings.check_lock_synced_slaves else None
+        sync = settings.sync_replicas
+        # A member the owner holds already: its field may name this acquire from now on.
+        ref.state.holds.acquiring(ref.name, ref.owner, acquire.request_id)
         calls.append(
             Call(ref.target, ref.name, (acquire.command(),), sync_replicas=sync, timeout=timeout)
         )
@@ -141,7 +144,12 @@ def _undo_round(
     undos: dict[int, AcquireRequest] = {}
     for index, (ref, outcome) in enumerate(zip(refs, outcomes, strict=True)):
         granted = outcome.reply is not None and outcome.reply.acquired
-        unanswered = outcome.error is not None and outcome.reply is None
+        # A member's refusal (see core.refusals) is an answer: nothing was applied.
+        unanswered = (
+            outcome.error is not None
+            and outcome.reply is None
+            and refusal_of(outcome.error) is None
+        )
         if outcome.acquire is None or not (granted or unanswered):
             continue
         undos[index] = outcome.acquire
@@ -232,6 +240,7 @@ def try_lock(
     failed_rounds = 0
     while True:
         started = clock()
+        believed = [ref.state.holds.count(ref.name, ref.owner, started) for ref in refs]
         if all_of:
             outcomes = yield from _all_of_round(refs, lease, timeout)
         else:
@@ -241,7 +250,8 @@ def try_lock(
         valid = all_of or quorum.validity(effective_lease, elapsed) > 0
         reentry = next((o.error for o in outcomes if isinstance(o.error, LockReentryError)), None)
         if len(won) >= group.need and valid and reentry is None:
-            _record_members(refs, outcomes, won, lease)
+            outcomes = yield from _drop_leftovers(refs, outcomes, won, believed)
+            _record_members(refs, outcomes, won, lease, started)
             group.acquired(owner, won)
             if refs[0].state.listeners:
                 _emit(group, refs, owner, "acquired", wait=clock() - begun)
@@ -286,11 +296,51 @@ def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Eff
         raise failures.as_redisson_error(error, group.label, lock_name=None, node=None) from error
 
 
+def _drop_leftovers(
+    refs: Sequence[LockRef], outcomes: list[_Outcome], won: set[int], believed: list[int]
+) -> Generator[Effect, Any, list[_Outcome]]:
+    """Members granted with a hold count above 1 though the owner counted none hold
+    leftovers of a hold reported lost (see :func:`~redisson_py.core.lock_flows.
+    drop_leftovers`): release them, on all such members at once. A member whose release
+    fails keeps the server's count (its unlock then leaves the leftover to its TTL)."""
+    counts = {i: reply.hold_count for i in won if (reply := outcomes[i].reply) is not None}
+    extra = {i: count - 1 for i, count in counts.items() if believed[i] == 0 and count > 1}
+    if not extra:
+        return outcomes
+    calls = []
+    for i, n in extra.items():
+        acquire = outcomes[i].acquire
+        ids = () if acquire is None else (acquire.request_id,)
+        releases = tuple(refs[i].kind.release(refs[i], ids) for _ in range(n))
+        calls.append(Call(refs[i].target, refs[i].name, releases))
+    results = yield Gather(tuple(calls))
+    fixed = list(outcomes)
+    for (index, _), result in zip(extra.items(), results, strict=True):
+        reply = outcomes[index].reply
+        if isinstance(result, BaseException) or reply is None:
+            log.warning(
+                "%s: could not release %d leftover hold(s) of a hold reported lost: %s",
+                _member_label(refs[index]),
+                extra[index],
+                result,
+            )
+            continue
+        fixed[index] = replace(outcomes[index], reply=replace(reply, hold_count=1))
+    return fixed
+
+
 def _record_members(
-    refs: Sequence[LockRef], outcomes: Sequence[_Outcome], won: set[int], lease: float | None
+    refs: Sequence[LockRef],
+    outcomes: Sequence[_Outcome],
+    won: set[int],
+    lease: float | None,
+    sent_at: float,
 ) -> None:
+    """Record the members ``won`` as held, each safe from ``sent_at`` (when the round
+    that granted them started sending)."""
     for index in won:
-        ref, reply = refs[index], outcomes[index].reply
+        ref, outcome = refs[index], outcomes[index]
+        reply = outcome.reply
         assert reply is not None
         ref.state.holds.acquired(
             ref.name,
@@ -299,9 +349,10 @@ def _record_members(
             target=ref.target,
             lease=lease,
             watchdog_timeout=ref.state.settings.watchdog_timeout,
-            now=ref.state.clock(),
+            now=sent_at,
             on_lost=ref.report,
             kind=ref.kind,
+            request_id="" if outcome.acquire is None else outcome.acquire.request_id,
         )
 
 

@@ -11,14 +11,17 @@ waiting.RECHECK` passes.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from redisson_py.core import grants, naming, semaphore_flows
-from redisson_py.core.effects import Effect, ScriptCommand
-from redisson_py.core.lock_flows import read, to_millis
+from redisson_py.core.effects import Command, Effect, ScriptCommand
+from redisson_py.core.holds import Hold, report_lost
+from redisson_py.core.lock_flows import call_with_retry, read, to_millis, unsynced_extension
+from redisson_py.core.lock_kinds import new_request_id
 from redisson_py.core.objects import Layout, ObjectRef, apply_once, once_command
 from redisson_py.core.scripts import permit_semaphore as scripts
+from redisson_py.errors import PermitNotHeldError
 
 Flow = Generator[Effect, Any, Any]
 
@@ -50,10 +53,43 @@ def _expiry(ref: ObjectRef, lease: float | None) -> int:
     return scripts.NO_LEASE if lease is None else _now_ms(ref) + to_millis(lease)
 
 
+def _reporter(ref: ObjectRef) -> Callable[[Hold, str], None]:
+    """How a leased permit's loss is told: the client's ``on_lock_lost`` (the permit id
+    as the owner), an ERROR line naming the semaphore and the permit."""
+
+    def report(hold: Hold, reason: str) -> None:
+        subject = f"{ref.subject}: permit {hold.owner}"
+        report_lost(hold.name, hold.owner, reason, ref.state.on_lock_lost, subject=subject)
+
+    return report
+
+
+def _track(ref: ObjectRef, permit: str, lease: float, sent_at: float) -> None:
+    """Watch leased permit ``permit`` until its safe end (the lease from ``sent_at``,
+    less the safety margin): the client's watchdog tells its holder then (rounds do not
+    look at permits; see :class:`~redisson_py.core.holds.Hold`)."""
+    ref.state.holds.acquired(
+        ref.name,
+        permit,
+        1,
+        target=ref.target,
+        lease=lease,
+        watchdog_timeout=ref.state.settings.watchdog_timeout,
+        now=sent_at,
+        on_lost=_reporter(ref),
+        checked=False,
+    )
+
+
 def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow:
     """Take one permit within ``wait`` seconds (None: for ever), leased for ``lease``
     seconds (None: until released); its id (32 lowercase hex digits), or None when none
-    was had in time. The lease counts from the attempt that took the permit."""
+    was had in time. The lease counts from the attempt that took the permit.
+
+    A leased permit is watched as a leased lock is: at its safe end (the lease counted
+    from the acquire's first send, less the safety margin; see
+    :func:`~redisson_py.core.holds.safe_end`) the client tells its holder that it is
+    lost, before any other client can take it back, and :func:`release` raises."""
     permit = os.urandom(PERMIT_ID_BYTES)
     keys = _keys(ref)
     request = grants.PermitRequest(
@@ -67,24 +103,82 @@ def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow
         "its permit stays acquired until its lease ends (for ever without one)",
     )
     taken = yield from grants.try_acquire(request, wait)
-    return permit.hex() if taken else None
+    if not taken:
+        return None
+    if lease is not None:
+        _track(ref, permit.hex(), lease, request.sent_at)
+    return permit.hex()
 
 
 def try_release(ref: ObjectRef, permit: bytes) -> Flow:
     """Release permit ``permit`` and announce the new count; True when it was acquired
-    and its lease had not ended, else False (nothing changes)."""
+    and its lease had not ended, else False (nothing changes). False also when this
+    client reported the permit lost (its lease's safe end passed), though a permit the
+    server still counted as acquired was released."""
+    reason = yield from _release(ref, permit)
+    return reason is None
+
+
+def release(ref: ObjectRef, permit: bytes) -> Flow:
+    """:func:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` saying why
+    when it would return False."""
+    reason = yield from _release(ref, permit)
+    if reason is not None:
+        raise PermitNotHeldError(
+            f"{ref.subject}: permit {permit.hex()} {reason}", name=ref.name, permit_id=permit.hex()
+        )
+
+
+def _release(ref: ObjectRef, permit: bytes) -> Generator[Effect, Any, str | None]:
+    """Release ``permit``; None when that ended a safe hold, else why not."""
+    holds, owner = ref.state.holds, permit.hex()
+    lost = (
+        holds.gone_reason(ref.name, owner, ref.state.clock())
+        if holds.was_lost(ref.name, owner)
+        else None
+    )
     released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), permit)
-    return released == 1
+    holds.released(ref.name, owner, 0)
+    if lost is not None:
+        done = "; it was released now" if released == 1 else ""
+        return f"was reported lost before this release: {lost}{done}"
+    if released != 1:
+        return (
+            "is not acquired: it was never acquired here, was released already, or its lease ended"
+        )
+    return None
 
 
 def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flow:
     """Make permit ``permit`` expire ``lease`` seconds from now (None: never); True when
-    it is acquired, False when it is unknown or its lease had ended."""
+    it is acquired, False when it is unknown or its lease had ended.
+
+    With replica sync on, the change is followed by a WAIT, as a grant: one the
+    replicas did not acknowledge raises :class:`~redisson_py.NoSyncedReplicasError`, and
+    the client keeps counting from the earlier of the old and the new lease end (a
+    failover could promote a replica that has only the old one)."""
+    settings, holds, owner = ref.state.settings, ref.state.holds, permit.hex()
+    sent_at = ref.state.clock()
     expiry = _expiry(ref, lease)
-    updated = yield from apply_once(
-        ref, scripts.UPDATE_LEASE, _keys(ref), _now_ms(ref), permit, expiry
+    command = once_command(
+        ref, scripts.UPDATE_LEASE, _keys(ref), new_request_id(), _now_ms(ref), permit, expiry
     )
-    return updated == 1
+
+    def attempts(attempt: int) -> tuple[Command, ...]:
+        return (command,)
+
+    result = yield from call_with_retry(ref, attempts, sync_replicas=settings.sync_replicas)
+    if int(result.replies[0]) != 1:
+        return False
+    if result.synced < result.required:
+        what = f"{ref.subject}: permit {owner}'s lease was changed"
+        hold = holds.get(ref.name, owner)
+        raise unsynced_extension(ref, hold, result, lease=lease, sent_at=sent_at, what=what)
+    if lease is None:
+        holds.released(ref.name, owner, 0)  # never expires now: nothing to watch
+    else:
+        _track(ref, owner, lease, sent_at)
+    return True
 
 
 def permits(ref: ObjectRef) -> Flow:

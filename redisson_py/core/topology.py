@@ -89,6 +89,20 @@ class TopologyView:
                 changed = True
         return replace(self, healthy_replicas=raised) if changed else self
 
+    def counting_every_replica(self) -> TopologyView:
+        """This view with each master's WAIT count raised to every replica it names,
+        flagged down or not: what a client counts when it cannot refresh the view from
+        the topology (no sentinel answers). A flag it saw earlier may be stale by now: a
+        replica back from a restart and not yet in sync, which the sentinels on the other
+        side of a partition could promote, must be waited for."""
+        raised = {
+            master: max(self.healthy_replicas.get(master, 0), len(self.replicas.get(master, ())))
+            for master in self.masters
+        }
+        if raised == {m: self.healthy_replicas.get(m, 0) for m in self.masters}:
+            return self
+        return replace(self, healthy_replicas=raised)
+
     def uncovered_ranges(self) -> list[tuple[int, int]]:
         """Slot ranges no master serves, as inclusive (first, last) pairs."""
         gaps = []
@@ -294,6 +308,16 @@ def master_replica_count(info: Any) -> int:
         elif key.startswith("slave") and key[5:].isdigit() and "ip=" in value:
             lines += 1
     return max(connected, lines)
+
+
+def attached_replicas(role: Any) -> int:
+    """How many replicas a master's ``ROLE`` reply lists as attached now (0 for a reply
+    that is not a master's, or an error: a user the ACL denies ``ROLE``)."""
+    if isinstance(role, BaseException) or not isinstance(role, list | tuple) or len(role) < 3:
+        return 0
+    if _text(role[0]) != "master" or not isinstance(role[2], list | tuple):
+        return 0
+    return len(role[2])
 
 
 def keeps_replication_backlog(info: Any, *, never_promoted: bool = False) -> bool:

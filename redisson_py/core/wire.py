@@ -3,10 +3,13 @@
 Both shells send a planned batch on one connection to one node and read one reply per
 command; this module decides the commands (EVALSHA or EVAL, an ``ASKING`` prefix, a
 trailing ``WAIT``) and turns the replies into an outcome: done, re-send as EVAL
-(NOSCRIPT), follow a redirect (MOVED, ASK), or fail. Topology replies that mean "this
-node cannot serve the write now" (READONLY from a demoted master, TRYAGAIN, CLUSTERDOWN,
-MASTERDOWN) become :class:`TopologyChanged`, a redis-py ``ConnectionError``, so the lock
-flows retry them after the manager refreshed its view; the command was not executed.
+(NOSCRIPT), follow a redirect (MOVED, ASK), or fail. A reply that refuses the command
+(NOREPLICAS, READONLY from a demoted master, BUSY...: see
+:mod:`redisson_py.core.refusals`) fails as a :class:`~redisson_py.core.refusals.Refusal`
+naming the node, which the flows retry when it is transient; the command was not
+executed. Those that say the client's view is stale (READONLY, TRYAGAIN, CLUSTERDOWN,
+MASTERDOWN) also ask the manager for a refresh. An error reply that fails the call
+records the node it came from (:func:`~redisson_py.core.failures.note_node`).
 """
 
 from __future__ import annotations
@@ -16,27 +19,21 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from redis.exceptions import (
-    AskError,
-    ClusterDownError,
-    MasterDownError,
-    MovedError,
-    NoScriptError,
-    ReadOnlyError,
-    ResponseError,
-    TryAgainError,
-)
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.effects import Arg, Call, CallResult, Direct, ScriptCommand
+from redisson_py.core.failures import note_node
+from redisson_py.core.refusals import REFUSALS, STALE_VIEW, Refusal, error_code, refused
 
 MAX_REDIRECTS = 5
 """Redirects followed for one call before giving up (a slot moving twice is rare)."""
 
 
 class TopologyChanged(RedisConnectionError):
-    """The node answered that it cannot serve this write now; the write was not applied."""
+    """The client's view names no master for the call's key right now (the manager raises
+    it before sending anything); retried as a connection error after a refresh."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +48,16 @@ class Planned:
     hops: int = 0
     aof: bool = False
     """Confirm with ``WAITAOF 1 required`` (the master's own fsync too) instead of WAIT."""
+    probe: bool = False
+    """Ask the master which replicas are attached to it (``ROLE``) first, on the same
+    connection, and wait for at least that many: the view flags some of its replicas
+    down, and one may be back already, unknown to the view (see
+    :meth:`~redisson_py.core.manager_base.Group.raise_required`)."""
+
+    @property
+    def syncs(self) -> bool:
+        """Whether the call asks for replica sync (its WAIT may ask for 0 replicas)."""
+        return isinstance(self.effect, Call) and self.effect.sync_replicas is not None
 
     @property
     def waits(self) -> bool:
@@ -58,21 +65,27 @@ class Planned:
         replicas: the master's own fsync is still confirmed)."""
         return bool(self.required or self.aof)
 
-    def commands(self) -> list[tuple[Arg, ...]]:
+    def commands(self, *, wait: bool = True) -> list[tuple[Arg, ...]]:
+        """The commands to send; with ``wait`` False, without the trailing WAIT (a
+        group of calls on one connection shares one: see
+        :class:`~redisson_py.core.manager_base.Group`)."""
         wire: list[tuple[Arg, ...]] = [("ASKING",)] if self.asking else []
         for command in self.effect.commands:
             if isinstance(command, ScriptCommand):
                 wire.append(command.eval() if self.use_eval else command.evalsha())
             else:
                 wire.append(command)
-        if self.waits:
-            assert isinstance(self.effect, Call) and self.effect.sync_replicas is not None
-            wait_ms = max(1, round(self.effect.sync_replicas * 1000))
-            if self.aof:
-                wire.append(("WAITAOF", 1, self.required, wait_ms))
-            else:
-                wire.append(("WAIT", self.required, wait_ms))
+        if wait and self.waits:
+            wire.append(self.wait_command())
         return wire
+
+    def wait_command(self) -> tuple[Arg, ...]:
+        """The WAIT (or WAITAOF) that follows the commands, for this call's replicas."""
+        assert isinstance(self.effect, Call) and self.effect.sync_replicas is not None
+        wait_ms = max(1, round(self.effect.sync_replicas * 1000))
+        if self.aof:
+            return ("WAITAOF", 1, self.required, wait_ms)
+        return ("WAIT", self.required, wait_ms)
 
     @property
     def reply_timeout(self) -> float | None:
@@ -156,30 +169,19 @@ class Fail:
 Outcome = Done | Resend | Fail
 
 
-_CODES: tuple[tuple[type[ResponseError], str], ...] = (
-    (MovedError, "MOVED"),  # before AskError, its base class
-    (AskError, "ASK"),
-    (NoScriptError, "NOSCRIPT"),
-    (ReadOnlyError, "READONLY"),
-    (TryAgainError, "TRYAGAIN"),
-    (ClusterDownError, "CLUSTERDOWN"),
-    (MasterDownError, "MASTERDOWN"),
-)
-_STALE_VIEW = frozenset({"READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"})
-
-
-def error_code(error: ResponseError) -> tuple[str, str]:
-    """Return (code, rest) of an error reply.
-
-    redis-py's parser maps some codes to classes and strips the code from the message
-    (which codes depends on its version: 5.0 leaves MOVED and ASK unmapped), so the
-    class is asked first and the message's first word second.
-    """
-    for cls, code in _CODES:
-        if isinstance(error, cls):
-            return code, str(error)
-    code, _, rest = str(error).partition(" ")
-    return code, rest
+def as_refusal(error: BaseException, address: Address) -> BaseException:
+    """``error``, met on ``address`` outside a call's replies (redis-py's handshake on a
+    new connection: its health-check PING answered BUSY, say), as :func:`interpret`
+    reports a refused reply: a :class:`~redisson_py.core.refusals.Refusal` naming the node
+    when it is one (the shell raises it from ``error``); any other error as it is."""
+    if not isinstance(error, ResponseError) or isinstance(error, Refusal):
+        return error
+    code, text = error_code(error)
+    if code not in REFUSALS:
+        return error
+    refusal = refused(code, text, str(address))
+    note_node(refusal, address)
+    return refusal
 
 
 def _redirect_target(rest: str) -> tuple[str, int]:
@@ -211,6 +213,7 @@ def interpret(planned: Planned, replies: list[Any]) -> Outcome:
         code, rest, first = errors[0]
         if code in ("MOVED", "ASK"):
             if planned.hops >= MAX_REDIRECTS or isinstance(planned.effect, Direct):
+                note_node(first, planned.address)
                 return Fail(first, suspect=True)
             host, port = _redirect_target(rest)
             target = planned.address.with_endpoint(host, port)
@@ -219,8 +222,15 @@ def interpret(planned: Planned, replies: list[Any]) -> Outcome:
                 replace(planned, address=target, asking=asking, hops=planned.hops + 1),
                 moved=not asking,
             )
-        if code in _STALE_VIEW:
-            return Fail(TopologyChanged(f"{planned.address}: {code} {rest}"), suspect=True)
+        address = str(planned.address)
+        if code in REFUSALS:
+            # Refused before it ran (see refusals): nothing was applied. The flows retry
+            # a transient refusal as a connection error and name it when they give up.
+            refusal = refused(code, rest, address)
+            refusal.__cause__ = first
+            note_node(refusal, address)
+            return Fail(refusal, suspect=code in STALE_VIEW)
+        note_node(first, address)
         return Fail(first)
     return Done(_result(planned, replies))
 

@@ -75,7 +75,11 @@ class Lock(LockHandle, LockProtocol):
     Reentrant: the owning thread may take it again and must release it as many times.
     ``lease_time`` (seconds) makes a hold expire on its own, never renewed; without it
     the client's watchdog keeps the key alive (watchdog timeout, renewed every third of
-    it) until ``unlock()``. A waiter subscribes to the lock's channel and wakes on the
+    it) until ``unlock()``. A hold is safe until its safe end: its last confirmed write
+    (the grant, a renewal the replicas acknowledged when replica sync is on, an
+    extension), counted from when it was sent, plus its TTL, less TTL x 1% + 50 ms. At
+    its safe end the holder is told (``on_lock_lost``, a ``lost`` event), and
+    ``unlock()`` raises. A waiter subscribes to the lock's channel and wakes on the
     release or after the holder's remaining TTL at the latest. A thread interrupted while
     its acquire is in flight undoes that acquire if it was applied.
 
@@ -125,7 +129,10 @@ class Lock(LockHandle, LockProtocol):
         held. Raises :class:`~redisson_py.LockNotOwnedError` when this thread holds
         nothing (or its hold was reported lost), :class:`~redisson_py.ArgumentError` for
         ``seconds`` under 0.001 or for a hold taken without a lease (the watchdog renews
-        that one; it has no lease to extend).
+        that one; it has no lease to extend), and, with replica sync on,
+        :class:`~redisson_py.NoSyncedReplicasError` when the replicas did not acknowledge
+        the extension (the hold then stays safe only until the earlier of its old and
+        new lease end).
         """
         seconds = self._check_extension(self.name, seconds)
         run(self._flow(self._owner(), lock_flows.extend, seconds))
@@ -166,12 +173,15 @@ class Lock(LockHandle, LockProtocol):
         return result
 
     def is_held_by_current_thread(self) -> bool:
-        """True when this thread (or, for an ``owned_by`` view, its owner) holds it."""
+        """True when this thread (or, for an ``owned_by`` view, its owner) holds it; False
+        once the client reported this owner's hold lost (until it acquires again),
+        whatever a node it still reaches says."""
         result: bool = run(self._flow(self._owner(), lock_flows.is_held))
         return result
 
     def hold_count(self) -> int:
-        """How many holds this thread has (0 when none)."""
+        """How many holds this thread has (0 when none, or when its hold was reported
+        lost)."""
         result: int = run(self._flow(self._owner(), lock_flows.hold_count))
         return result
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from redisson_py.core import objects, permit_flows, semaphore_flows
 from redisson_py.core.handles import check_lease, check_wait
 from redisson_py.core.object_handles import MAX_PERMITS, ObjectHandle, check_int, check_permit_id
-from redisson_py.errors import PermitNotHeldError
 from redisson_py.sync.driver import run
 
 
@@ -37,6 +36,12 @@ class PermitExpirableSemaphore(ObjectHandle):
         """Block until a permit is taken; its id. With ``lease_time`` (seconds) the
         permit comes back by itself that long after it was taken, unless released.
 
+        A leased permit is watched as a leased lock is: at its lease's safe end (the
+        lease counted from the acquire's send, less the safety margin) the client's
+        ``on_lock_lost`` callback gets a :class:`~redisson_py.LockLost` naming the
+        semaphore and the permit id, a ``lost`` event goes to the listeners, and
+        :meth:`release` raises: before any other client can take the permit back.
+
         Waits through failovers, as the semaphore's ``acquire``; use
         :meth:`try_acquire` for a deadline.
         """
@@ -61,7 +66,9 @@ class PermitExpirableSemaphore(ObjectHandle):
 
     def try_release(self, permit_id: str) -> bool:
         """Release permit ``permit_id`` and wake a waiter; True when it was acquired and
-        its lease had not ended, False otherwise (nothing changes)."""
+        its lease had not ended, False otherwise (nothing changes). False also when this
+        client reported the permit lost at its lease's safe end (see :meth:`acquire`);
+        a permit the server still counted as acquired is released then."""
         permit = check_permit_id(self._subject, permit_id)
         released: bool = run(self._flow(permit_flows.try_release, permit))
         return released
@@ -69,14 +76,10 @@ class PermitExpirableSemaphore(ObjectHandle):
     def release(self, permit_id: str) -> None:
         """:meth:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` (a
         ``ValueError``) when the permit is unknown, already released or expired, as
-        Redisson raises ``IllegalArgumentException``."""
-        if not self.try_release(permit_id):
-            raise PermitNotHeldError(
-                f"{self._subject}: permit {permit_id} is not acquired: it was never"
-                " acquired here, was released already, or its lease ended",
-                name=self.name,
-                permit_id=permit_id,
-            )
+        Redisson raises ``IllegalArgumentException``, or was reported lost; the message
+        says which."""
+        permit = check_permit_id(self._subject, permit_id)
+        run(self._flow(permit_flows.release, permit))
 
     def update_lease_time(self, permit_id: str, lease_time: float | None) -> bool:
         """Make permit ``permit_id`` come back ``lease_time`` seconds from now (None:

@@ -1,7 +1,8 @@
 """Real Redis topologies on demand, and ways to break them: redisson-py's test harness.
 
 Start one of the topologies in ``topologies/`` (single, master-replica, sentinel, cluster,
-redlock) as local processes or containers, all on 127.0.0.1, and break it on purpose::
+redlock) as local processes or containers, all on 127.0.0.1, and break it on purpose
+(kill, pause, restart, fail over; with ``network="namespace"``, partition it)::
 
     from redisson_py.testing import start_topology
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from redisson_py.testing.backends import BACKENDS, resolve_backend
     from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
     from redisson_py.testing.backends.docker_engine import docker_engine_answers
+    from redisson_py.testing.network import Host, NetworkUnavailableError, partition_support
     from redisson_py.testing.topologies.bootstrap import start_topology
     from redisson_py.testing.topologies.cleanup import live_topologies, stop_all, sweep_leftovers
     from redisson_py.testing.topologies.node import Node, NodeStartError, PortConflictError
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "BACKENDS": "redisson_py.testing.backends",
     "HarnessTimeout": "redisson_py.testing.topologies.waiting",
+    "Host": "redisson_py.testing.network",
+    "NetworkUnavailableError": "redisson_py.testing.network",
     "Node": "redisson_py.testing.topologies.node",
     "NodeStartError": "redisson_py.testing.topologies.node",
     "PortConflictError": "redisson_py.testing.topologies.node",
@@ -64,6 +68,7 @@ _EXPORTS = {
     "known_topologies": "redisson_py.testing.topologies.spec",
     "live_topologies": "redisson_py.testing.topologies.cleanup",
     "load_spec": "redisson_py.testing.topologies.spec",
+    "partition_support": "redisson_py.testing.network",
     "resolve_backend": "redisson_py.testing.backends",
     "start_topology": "redisson_py.testing.topologies.bootstrap",
     "stop_all": "redisson_py.testing.topologies.cleanup",
@@ -74,6 +79,8 @@ _EXPORTS = {
 __all__ = [
     "BACKENDS",
     "HarnessTimeout",
+    "Host",
+    "NetworkUnavailableError",
     "Node",
     "NodeStartError",
     "PortConflictError",
@@ -90,6 +97,7 @@ __all__ = [
     "known_topologies",
     "live_topologies",
     "load_spec",
+    "partition_support",
     "resolve_backend",
     "start_topology",
     "stop_all",

@@ -19,6 +19,13 @@ Fixtures:
     ``topology_factory(kind, backend=None, **overrides) -> Topology`` for tests that
     break things: each topology it starts is the test's own and is stopped when the test
     ends, passed or failed; on failure the tail of every node's log is printed.
+    ``network="namespace"`` (partitions) runs on the process backend whatever
+    ``--redis-backend`` says, and skips the test, with the reason, where partitions
+    cannot run.
+``partitions_supported`` (session)
+    skips the tests that use it, with the reason, where ``network="namespace"`` cannot
+    run (not root, no iptables, Redis older than 7.0...); see
+    :func:`redisson_py.testing.network.partition_support`.
 
 This module imports nothing heavy at import time: the harness is imported on first use of
 a fixture, so the plugin costs nothing to test runs that use none.
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cluster_topology",
     "master_replica_topology",
+    "partitions_supported",
     "redis_backend",
     "redlock_topology",
     "sentinel_topology",
@@ -152,11 +160,14 @@ class _SharedTopologies:
 
 def _start(config: pytest.Config, kind: str, backend: str, **overrides: Any) -> Topology:
     from redisson_py.errors import TopologyError  # noqa: PLC0415
+    from redisson_py.testing.network.support import NetworkUnavailableError  # noqa: PLC0415
     from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415
 
     config.stash[_used_backends].add(backend)
     try:
         return start_topology(kind, backend=backend, **overrides)
+    except NetworkUnavailableError as exc:
+        pytest.skip(f"network partitions unavailable: {exc}")
     except TopologyError as exc:
         # One sentence, not a traceback from inside the harness.
         pytest.fail(f"could not start the {kind} topology ({backend}): {exc}", pytrace=False)
@@ -210,7 +221,10 @@ def topology_factory(
     created: list[Topology] = []
 
     def factory(kind: str, backend: str | None = None, **overrides: Any) -> Topology:
-        topology = _start(request.config, kind, backend or redis_backend, **overrides)
+        if backend is None:
+            # Partitions exist on the process backend only.
+            backend = "process" if overrides.get("network") == "namespace" else redis_backend
+        topology = _start(request.config, kind, backend, **overrides)
         created.append(topology)
         return topology
 
@@ -229,6 +243,17 @@ def topology_factory(
             errors.append(str(exc))
     if errors:
         pytest.fail(f"tearing down topologies failed: {'; '.join(errors)}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def partitions_supported() -> None:
+    """Skip the test, with the reason, unless ``network="namespace"`` topologies (network
+    partitions) can run here."""
+    from redisson_py.testing.network.support import partition_support  # noqa: PLC0415
+
+    reason = partition_support()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 def _print_log_tails(topology: Topology) -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 from test_lock_flows import Stepper, granted, make_ref
 
-from redisson_py.core import lock_flows, renewal, scripts
+from redisson_py.core import lock_flows, losses, scripts
 from redisson_py.core.effects import Call, CallResult, ScriptCommand
 from redisson_py.errors import ArgumentError, LockNotOwnedError
 
@@ -18,7 +18,7 @@ from redisson_py.errors import ArgumentError, LockNotOwnedError
 def leased_hold(lease: float) -> lock_flows.LockRef:
     ref = make_ref()
     step = Stepper(lock_flows.try_lock(ref, 0.0, lease))
-    step.send(granted(2))
+    step.send(granted())
     assert step.done and step.result is True
     return ref
 
@@ -34,17 +34,17 @@ def test_an_old_lease_ending_while_the_extension_is_in_flight_is_not_a_loss() ->
     assert isinstance(command, ScriptCommand) and command.script is scripts.EXTEND
     assert command.keys == ("res",) and command.args == (5000, ref.owner)
     # The watchdog wakes at the old lease's end while the reply is still out.
-    renewal.expire_leases(ref.state, time.monotonic() + 0.1)
+    losses.report_expired(ref.state, time.monotonic() + 0.1)
     assert lost == []
     step.send(CallResult((2,)))
     assert step.done
     expires_at = ref.state.holds.expires_at("res", ref.owner)
     assert expires_at is not None and expires_at > time.monotonic() + 4.5
-    assert renewal.expire_leases(ref.state, time.monotonic() + 1.0) == 0  # not due
+    assert losses.report_expired(ref.state, time.monotonic() + 1.0) == 0  # not due
     assert ref.state.holds.count("res", ref.owner, time.monotonic()) == 2
     assert hold.lease == 5.0 and lost == []
     # At the new end it is reported, as any lease that runs out while held.
-    renewal.expire_leases(ref.state, time.monotonic() + 5.1)
+    losses.report_expired(ref.state, time.monotonic() + 5.1)
     assert len(lost) == 1 and "5 s" in lost[0]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from redisson_py.core import lock_flows, scripts
+from redisson_py.core import lock_flows, losses, scripts
 from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import (
     Background,
@@ -86,6 +86,29 @@ def granted(count: int = 1, *, required: int = 0, synced: int = 0) -> CallResult
 
 def held(ttl_ms: int) -> CallResult:
     return CallResult(([0, ttl_ms],))
+
+
+def test_holds_the_owner_does_not_count_are_released_at_its_next_acquire() -> None:
+    # A hold reported lost at its safe end can outlive the report on the server (by the
+    # margin; on a partition's old master, for as long as it was renewed there): a
+    # reentrant grant then counts it. Released at once, so one unlock ends the new hold.
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    drop = step.send(granted(3))
+    assert isinstance(drop, Call) and len(drop.commands) == 2
+    assert all(script_of_command(c).script is scripts.RELEASE for c in drop.commands)
+    step.send(CallResult((2, 1)))
+    assert step.done and step.result is True
+    assert ref.state.holds.count("res", ref.owner, 0.0) == 1
+    # A reentrant acquire of a hold the client counts is left alone.
+    again = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    again.send(granted(2))
+    assert again.done and ref.state.holds.count("res", ref.owner, 0.0) == 2
+
+
+def script_of_command(command: Any) -> ScriptCommand:
+    assert isinstance(command, ScriptCommand), command
+    return command
 
 
 def test_uncontended_acquire_is_one_call_and_records_the_hold() -> None:
@@ -242,3 +265,24 @@ def test_a_waiting_acquire_outlasts_a_failover() -> None:
         step.send(None)
     step.send(granted())
     assert step.done and step.result is True
+
+
+def test_unlock_of_a_hold_reported_lost_raises_lock_not_owned_whatever_the_release_met() -> None:
+    # A cluster's minority master refuses the release (CLUSTERDOWN), a partition makes
+    # it time out: the owner was told its hold was lost, and that is what unlock says.
+    ref = make_ref()
+    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step.send(granted())
+    hold = ref.state.holds.get("res", ref.owner)
+    assert hold is not None
+    losses.report_expired(ref.state, hold.expires_at)
+    unlock = Stepper(lock_flows.unlock(ref))
+    assert isinstance(unlock.effect, Call)
+    with pytest.raises(LockNotOwnedError, match="reported lost") as raised:
+        unlock.throw(RedisConnectionError("Timeout connecting"))  # one try, no retry
+    assert "releasing what may be left of it failed too" in str(raised.value)
+    assert isinstance(raised.value.__cause__, RedisConnectionError)
+    # Told once: the next unlock finds nothing of it.
+    again = Stepper(lock_flows.unlock(ref))
+    with pytest.raises(LockNotOwnedError, match="not locked by this owner"):
+        again.send(CallResult((None,)))

@@ -6,8 +6,10 @@ import pytest
 
 from redisson_py import Config, ConfigError
 from redisson_py.config import LockSyncMode
+from redisson_py.config.addresses import parse_address
 from redisson_py.core.effects import Call
 from redisson_py.core.manager_base import ManagerBase
+from redisson_py.core.topology import TopologyView
 
 YAML = "singleServerConfig:\n  address: redis://127.0.0.1:6379\n"
 
@@ -30,3 +32,15 @@ def test_waitaof_is_planned_even_without_replicas() -> None:
     assert planned.commands()[-1] == ("WAITAOF", 1, 0, 500)
     plain = ManagerBase(Config.from_yaml(YAML)).plan(Call(None, "k", (("GET", "k"),), 0.5))
     assert plain.commands() == [("GET", "k")]
+
+
+def test_a_master_whose_view_flags_a_replica_down_is_asked_for_its_own() -> None:
+    manager = ManagerBase(Config.from_yaml(YAML))
+    master = manager.view.masters[0]
+    replica = parse_address("redis://127.0.0.1:6380")
+    call = Call(None, "k", (("GET", "k"),), sync_replicas=0.5)
+    manager.view = TopologyView.single_master(master, [replica], healthy=0)
+    assert manager.plan(call).probe  # a flagged-down replica may be back already
+    manager.view = TopologyView.single_master(master, [replica])
+    assert not manager.plan(call).probe  # every known replica is waited for anyway
+    assert not manager.plan(Call(None, "k", (("GET", "k"),))).probe  # no sync asked

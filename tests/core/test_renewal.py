@@ -5,17 +5,21 @@ tested in integration/lock/test_lost_holds.py and test_watchdog.py."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Generator
 from typing import Any
 
+import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from test_fake_clock import FakeClock
 
-from redisson_py.core import renewal, scripts
+from redisson_py.core import holds, losses, renewal, scripts
 from redisson_py.core.client_state import ClientState, LockSettings
-from redisson_py.core.effects import CallResult, Effect, Gather, ScriptCommand
+from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
 from redisson_py.core.holds import Hold
+from redisson_py.core.refusals import refused
 
 
 class Target:
@@ -101,42 +105,195 @@ def test_a_connection_error_is_resent_once_in_the_same_round() -> None:
     assert [h.name for h, _ in lost] == ["a"] and outcome.failing == set()
 
 
-def test_a_timeout_is_not_resent_and_a_refusing_node_is_probed() -> None:
+def test_a_timeout_is_not_resent_and_a_failing_node_is_probed() -> None:
     state, lost = make_state()
     take(state, lost, "a", None)
     flow = renewal.renew_round(state)
     next(flow)
-    outcome = finish(flow, [RedisTimeoutError("Timeout reading")])
-    assert outcome.failing == set() and lost == []
+    outcome = finish(flow, [RedisTimeoutError("Timeout reading")])  # no resend
+    assert len(outcome.failing) == 1 and lost == []  # not at its safe end yet: not lost
 
     flow = renewal.renew_round(state)
     next(flow)
     flow.send([RedisConnectionError("refused")])
     outcome = finish(flow, [RedisConnectionError("refused")])
-    assert len(outcome.failing) == 1 and lost == []  # not expired yet: not lost
+    assert len(outcome.failing) == 1 and lost == []
 
 
 def test_a_lease_that_ran_out_is_reported_without_io() -> None:
     state, lost = make_state()
     take(state, lost, "a", 0.001)
     time.sleep(0.01)
-    assert renewal.expire_leases(state, time.monotonic()) == 1
+    assert losses.report_expired(state, time.monotonic()) == 1
     assert [(h.name, r) for h, r in lost] == [("a", "its lease of 0.001 s expired while held")]
-    assert renewal.expire_leases(state, time.monotonic()) == 0  # reported once
+    assert losses.report_expired(state, time.monotonic()) == 0  # reported once
     assert "expired (lease 0.001 s)" in (
         state.holds.gone_reason("a", f"{state.client_id}:1", time.monotonic()) or ""
     )
 
 
-def test_the_schedule_wakes_at_the_first_lease_end_and_probes_after_refusals() -> None:
+def test_rounds_and_reports_wake_on_their_own_timers() -> None:
     state, lost = make_state()
     schedule = renewal.Schedule(state)
+    reports = renewal.ExpiryReports()
     assert schedule.wake_at(state) == schedule.next_round
+    assert reports.wake_at(state) == math.inf  # no hold, nothing to report
     hold = take(state, lost, "a", 0.5)
-    assert schedule.wake_at(state) == hold.expires_at
+    assert schedule.wake_at(state) == schedule.next_round  # rounds do not wait for leases
+    assert reports.wake_at(state) == hold.expires_at - renewal.REPORT_GAP
     schedule.ask()
     flow = schedule.step(state)
     next(flow)  # a full round at once, though the interval has not passed
     flow.send([RedisConnectionError("refused")])
     finish(flow, [RedisConnectionError("refused")])
     assert schedule.next_probe - time.monotonic() <= renewal.PROBE_INTERVAL
+
+
+def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
+    clock = FakeClock()
+    state = ClientState(LockSettings(watchdog_timeout=3.0), clock=clock)
+    lost: list[tuple[Hold, str]] = []
+    owner = f"{state.client_id}:1"
+
+    def take_at(name: str, lease: float) -> Hold:
+        return state.holds.acquired(
+            name, owner, 1, target=TARGET, lease=lease, watchdog_timeout=3.0,
+            now=clock(), on_lost=lambda hold, reason: lost.append((hold, reason)),
+        )  # fmt: skip
+
+    holds_ = [take_at("a", 1.0), take_at("b", 1.01), take_at("c", 1.02)]
+    reports = renewal.ExpiryReports()
+    told_at: dict[str, float] = {}
+    while len(told_at) < 3:
+        clock.advance(max(0.0, reports.wake_at(state) - clock()))
+        reports.step(state)
+        for hold, _ in lost:
+            told_at.setdefault(hold.name, clock())
+    for hold in holds_:
+        early = hold.expires_at - told_at[hold.name]
+        assert 0 <= early <= renewal.REPORT_GAP + 1e-9, (hold.name, early)
+    # Three safe ends 10 ms apart cost two wake-ups, not three.
+    assert told_at["a"] < told_at["b"] == told_at["c"]
+
+
+def test_the_safe_end_counts_from_the_send_less_the_margin() -> None:
+    clock = FakeClock()
+    state = ClientState(LockSettings(watchdog_timeout=30.0), clock=clock)
+    sent = clock()
+    clock.advance(0.4)  # the reply (and its WAIT) came 0.4 s after the send
+    hold = state.holds.acquired(
+        "a", "o", 1, target=TARGET, lease=10.0, watchdog_timeout=30.0, now=sent,
+        on_lost=lambda hold, reason: None,
+    )  # fmt: skip
+    assert holds.safety_margin(10.0) == pytest.approx(0.15)  # 10 s x 1% + 50 ms
+    assert hold.expires_at == pytest.approx(sent + 10.0 - 0.15)
+
+
+def synced_state(clock: FakeClock) -> tuple[ClientState, list[tuple[Hold, str]], Hold]:
+    settings = LockSettings(
+        watchdog_timeout=3.0, check_lock_synced_slaves=True, slaves_sync_timeout=0.5
+    )
+    state = ClientState(settings, clock=clock)
+    lost: list[tuple[Hold, str]] = []
+    hold = state.holds.acquired(
+        "a", f"{state.client_id}:1", 1, target=TARGET, lease=None, watchdog_timeout=3.0,
+        now=clock(), on_lost=lambda hold, reason: lost.append((hold, reason)),
+    )  # fmt: skip
+    return state, lost, hold
+
+
+def test_with_replica_sync_a_renewal_asks_the_replicas_to_acknowledge_it() -> None:
+    state, _, _ = synced_state(FakeClock())
+    flow = renewal.renew_round(state)
+    [call] = gather_of(flow, next(flow)).calls
+    assert isinstance(call, Call) and call.sync_replicas == 0.5
+    state.settings = LockSettings(watchdog_timeout=3.0, check_lock_synced_slaves=False)
+    flow = renewal.renew_round(state)
+    [call] = gather_of(flow, next(flow)).calls
+    assert isinstance(call, Call) and call.sync_replicas is None
+
+
+def test_a_renewal_the_replicas_did_not_acknowledge_does_not_count() -> None:
+    # The partition: the old master the holder still reaches applies every renewal, the
+    # replica a failover promotes never sees them. The holder is told at the safe end
+    # of its last acknowledged renewal, before the key can expire on that replica.
+    clock = FakeClock()
+    state, lost, hold = synced_state(clock)
+    safe_until = hold.expires_at
+    events: list[Any] = []
+    state.listeners = (events.append,)
+    for _ in range(2):
+        clock.advance(1.0)
+        flow = renewal.renew_round(state)
+        next(flow)
+        outcome = finish(flow, [CallResult(([1],), required=1, synced=0, address="m:1")])
+        assert outcome.renewed == 0 and len(outcome.failing) == 1  # probed again soon
+        assert hold.expires_at == safe_until  # the master renewed it; it does not count
+    assert [e.kind for e in events] == ["renewal_failed", "renewal_failed"]
+    assert "only 0 of 1 replicas acknowledged it" in (events[0].error or "")
+    assert lost == []
+    clock.advance(safe_until - clock())
+    assert losses.report_expired(state, clock()) == 1
+    [(_, reason)] = lost
+    assert "renewals were not confirmed" in reason and "0 of 1 replicas" in reason, reason
+    assert "expired unrenewed" in (state.holds.gone_reason("a", hold.owner, clock()) or "")
+    assert safe_until == pytest.approx(1000.0 + 3.0 - holds.safety_margin(3.0))
+
+
+def test_an_acknowledged_renewal_in_time_keeps_the_hold() -> None:
+    clock = FakeClock()
+    state, lost, hold = synced_state(clock)
+    clock.advance(1.0)
+    flow = renewal.renew_round(state)
+    next(flow)
+    finish(flow, [CallResult(([1],), required=1, synced=0)])
+    clock.advance(0.25)
+    sent = clock()
+    flow = renewal.renew_round(state)
+    next(flow)
+    clock.advance(0.3)  # the WAIT took 0.3 s
+    outcome = finish(flow, [CallResult(([1],), required=1, synced=1)])
+    assert outcome.renewed == 1 and outcome.failing == set() and lost == []
+    assert hold.expires_at == pytest.approx(holds.safe_end(sent, 3.0))
+    assert hold.unconfirmed is None
+
+
+def test_a_renewal_confirmed_after_the_safe_end_does_not_undo_the_loss() -> None:
+    clock = FakeClock()
+    state, lost, _ = synced_state(clock)
+    clock.advance(2.5)
+    flow = renewal.renew_round(state)
+    next(flow)
+    clock.advance(1.0)  # the reply came after the safe end had passed
+    finish(flow, [CallResult(([1],), required=1, synced=1)])
+    assert len(lost) == 1  # reported by the round itself, as it looked at the clock
+
+
+def test_an_unreachable_node_until_the_safe_end_is_reported_as_such() -> None:
+    clock = FakeClock()
+    state, lost, hold = synced_state(clock)
+    clock.advance(1.0)
+    flow = renewal.renew_round(state)
+    next(flow)
+    finish(flow, [RedisTimeoutError("Timeout reading from m:1")])
+    clock.advance(hold.expires_at - clock())
+    losses.report_expired(state, clock())
+    [(_, reason)] = lost
+    assert reason.startswith("Redis unreachable until the lock expired (Timeout reading"), reason
+
+
+def test_a_node_refusing_renewals_until_the_safe_end_is_reported_as_such() -> None:
+    # A minority master of a cluster answers CLUSTERDOWN: reachable, but refusing.
+    clock = FakeClock()
+    state, lost, hold = synced_state(clock)
+    clock.advance(1.0)
+    flow = renewal.renew_round(state)
+    next(flow)
+    refusal = refused("CLUSTERDOWN", "The cluster is down", "m:1")
+    outcome = finish(flow, [refusal])
+    assert len(outcome.failing) == 1  # probed again soon
+    clock.advance(hold.expires_at - clock())
+    losses.report_expired(state, clock())
+    [(_, reason)] = lost
+    assert reason.startswith("its renewals were refused until the lock expired"), reason
+    assert "CLUSTERDOWN" in reason

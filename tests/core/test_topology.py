@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from redisson_py.config import Config
 from redisson_py.config.addresses import parse_address
 from redisson_py.core.discovery import discover_sentinel
 from redisson_py.core.effects import Gather
+from redisson_py.core.modes import mode_for
 from redisson_py.core.naming import key_slot
 from redisson_py.core.topology import (
     TopologyView,
@@ -222,3 +224,36 @@ def test_a_promoted_replica_keeps_a_backlog_but_had_no_replica_of_its_own() -> N
     assert keeps_replication_backlog(info + "second_repl_offset:-1\r\n", never_promoted=True)
     assert not keeps_replication_backlog(promoted, never_promoted=True)
     assert keeps_replication_backlog(promoted)
+
+
+def test_a_view_that_cannot_be_refreshed_counts_every_replica_it_names() -> None:
+    replica = parse_address("redis://127.0.0.1:7001")
+    down = TopologyView.single_master(SEED, [replica], healthy=0)  # flagged down
+    assert down.replicas_to_wait_for(SEED) == 0
+    assert down.counting_every_replica().replicas_to_wait_for(SEED) == 1
+    up = TopologyView.single_master(SEED, [replica])
+    assert up.counting_every_replica() is up
+
+
+def test_a_sentinel_refresh_with_no_sentinel_answering_waits_for_every_known_replica() -> None:
+    # The nemesis's finding (seed 101): the client is left with the master, the
+    # sentinels with a replica they had flagged down and now promote before it is in sync.
+    config = Config()
+    config.use_sentinel_servers(
+        master_name="mymaster", sentinel_addresses=["redis://127.0.0.1:26379"]
+    )
+    mode = mode_for(config)
+    replica = parse_address("redis://127.0.0.1:7001")
+    stale = TopologyView.single_master(SEED, [replica], healthy=0)
+    flow = mode.refresh(None, stale)
+    effect = next(flow)
+    assert isinstance(effect, Gather)
+    effect = flow.send([ConnectionError("timed out")])  # no sentinel answers
+    assert isinstance(effect, Gather)  # the master's own INFO replication, then
+    try:
+        flow.send([("role:master\r\nconnected_slaves:0\r\n",)])
+    except StopIteration as done:
+        view = done.value
+    else:
+        raise AssertionError("the refresh asked for more")
+    assert view.replicas_to_wait_for(SEED) == 1

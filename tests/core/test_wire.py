@@ -6,18 +6,20 @@ from typing import Any
 
 import pytest
 import redis.connection
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, OutOfMemoryError, ResponseError, TryAgainError
 
 from redisson_py.config.addresses import parse_address
 from redisson_py.core import scripts, wire
 from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
+from redisson_py.core.failures import node_of
 from redisson_py.core.manager_base import Group
+from redisson_py.core.refusals import Refusal, TransientRefusal
+from redisson_py.core.topology import attached_replicas
 from redisson_py.core.wire import (
     Done,
     Fail,
     Planned,
     Resend,
-    TopologyChanged,
     finished,
     interpret,
     pack,
@@ -94,7 +96,32 @@ def test_readonly_means_the_view_is_stale() -> None:
     readonly = ResponseError("READONLY You can't write against a read only replica.")
     outcome = interpret(planned, [readonly])
     assert isinstance(outcome, Fail) and outcome.suspect
-    assert isinstance(outcome.error, TopologyChanged)
+    # A refusal, retried by the flows, naming the node that refused; redis-py's error
+    # is its cause.
+    assert isinstance(outcome.error, TransientRefusal)
+    assert (outcome.error.code, outcome.error.address) == ("READONLY", str(NODE))
+    assert outcome.error.text == "You can't write against a read only replica."
+    assert outcome.error.__cause__ is readonly
+    assert node_of(outcome.error) == str(NODE)
+
+
+def test_refusals_fail_as_refusals_and_only_stale_views_ask_for_a_refresh() -> None:
+    planned = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=0.5), NODE, required=1)
+    noreplicas = ResponseError("NOREPLICAS Not enough good replicas to write.")
+    outcome = interpret(planned, [noreplicas, 0])  # the WAIT after it answers too
+    assert isinstance(outcome, Fail) and not outcome.suspect
+    assert isinstance(outcome.error, TransientRefusal) and outcome.error.code == "NOREPLICAS"
+    busy = interpret(planned, [ResponseError("BUSY Redis is busy running a script."), 0])
+    assert isinstance(busy, Fail) and isinstance(busy.error, TransientRefusal)
+    # A lasting refusal is a Refusal the flows do not retry.
+    oom = interpret(planned, [OutOfMemoryError("command not allowed when used memory"), 0])
+    assert isinstance(oom, Fail) and isinstance(oom.error, Refusal)
+    assert not isinstance(oom.error, TransientRefusal) and oom.error.code == "OOM"
+    # A view that is stale is refreshed, whichever redis-py version parsed the reply.
+    for error in (TryAgainError("Multiple keys request"), ResponseError("TRYAGAIN Multiple")):
+        tryagain = interpret(planned, [error, 0])
+        assert isinstance(tryagain, Fail) and tryagain.suspect
+        assert isinstance(tryagain.error, TransientRefusal) and tryagain.error.code == "TRYAGAIN"
 
 
 def test_other_errors_fail_as_they_are() -> None:
@@ -102,6 +129,7 @@ def test_other_errors_fail_as_they_are() -> None:
     error = ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
     outcome = interpret(planned, [error])
     assert isinstance(outcome, Fail) and outcome.error is error and not outcome.suspect
+    assert node_of(error) == str(NODE)  # the node that answered, for the message
     assert interpret(planned, ["PONG"]) == Done(("PONG",))
 
 
@@ -164,3 +192,44 @@ def test_a_group_sends_its_calls_back_to_back_and_gives_each_its_own_replies() -
     error = ConnectionError("gone")
     group.fail(outcomes, error)
     assert outcomes == [error, None, None, error]
+
+
+def test_calls_of_a_group_that_wait_for_replicas_share_one_wait_at_the_end() -> None:
+    # A WAIT covers every write sent before it on its connection: one per node confirms
+    # a whole renewal round, and costs one sync timeout, not one per chunk, when the
+    # replicas do not answer.
+    first = Planned(Call(None, "a", (ACQUIRE,), sync_replicas=0.5), NODE, required=1)
+    plain = Planned(Call(None, "b", (ACQUIRE,)), NODE)
+    second = Planned(Call(None, "c", (ACQUIRE,), sync_replicas=0.5), NODE, required=1)
+    group = Group()
+    for index, planned in enumerate((first, plain, second)):
+        group.add(index, planned)
+    evalsha = ACQUIRE.evalsha()
+    assert group.commands == [evalsha, evalsha, evalsha, ("WAIT", 1, 500)]
+    shares = list(group.shares(["r1", "r2", "r3", 0]))
+    assert shares == [(0, first, ["r1", 0]), (1, plain, ["r2"]), (2, second, ["r3", 0])]
+    # Each waiting call reads the shared reply as its own: 0 of 1 replicas acknowledged.
+    assert finished(first, ["r1", 0]) == CallResult(("r1",), 1, 0, str(NODE))
+
+
+def test_a_group_raises_its_wait_to_the_replicas_the_master_has_attached() -> None:
+    # The view flagged the master's replica down (WAIT 0, or none), but its ROLE lists
+    # one attached again: every call that asks for sync waits for it.
+    syncing = Planned(Call(None, "a", (ACQUIRE,), sync_replicas=0.5), NODE, probe=True)
+    plain = Planned(Call(None, "b", (ACQUIRE,)), NODE)
+    group = Group()
+    group.add(0, syncing)
+    group.add(1, plain)
+    assert group.probes and group.commands == [ACQUIRE.evalsha(), ACQUIRE.evalsha()]
+    group.raise_required(attached_replicas([b"master", 10, [[b"127.0.0.1", b"7001", b"9"]]]))
+    assert group.commands[-1] == ("WAIT", 1, 500)
+    shares = list(group.shares(["r1", "r2", 0]))
+    assert shares[0][1].required == 1 and shares[0][2] == ["r1", 0]
+    assert shares[1][2] == ["r2"]  # a call that did not ask for sync waits for nothing
+    assert finished(shares[0][1], ["r1", 0]) == CallResult(("r1",), 1, 0, str(NODE))
+
+
+def test_the_attached_replicas_of_a_role_reply() -> None:
+    assert attached_replicas(["master", 5, [["h", "1", "5"], ["h", "2", "5"]]]) == 2
+    assert attached_replicas(["slave", "h", 1, "connected", 5]) == 0
+    assert attached_replicas(ResponseError("NOPERM")) == 0  # an ACL user without ROLE

@@ -66,6 +66,39 @@ def request_check(extra: str = "") -> str:
     return REQUEST_CHECK % {"extra": extra}
 
 
+def old_hold_check(lock: str, field: int, first: int) -> str:
+    """Lua for the start of a release (after its latch check): ``return nil`` when the
+    release belongs to an earlier hold of its owner than the one the lock has now.
+
+    ``ARGV[field]`` names the owner's acquire-latch field (the request id of its last
+    acquire, ``undone:``-prefixed when that one was taken back), ``ARGV[first]`` and on
+    the request ids of the acquires of the hold the release is meant for (no id: no
+    check, as for a release from before this rule). A release whose reply was lost can
+    reach the server late, after the owner's hold expired and the owner took the lock
+    again: without this check it would release the new hold behind its owner's back
+    (found by the randomized nemesis: a release held up by a partition ran once it
+    healed, and another client was granted the lock its owner still counted on)."""
+    return f"""
+if #ARGV >= {first} then
+    local last = redis.call('hget', {lock}, ARGV[{field}])
+    if last ~= false then
+        if string.sub(last, 1, 7) == 'undone:' then
+            last = string.sub(last, 8)
+        end
+        local ours = false
+        for i = {first}, #ARGV do
+            if ARGV[i] == last then
+                ours = true
+            end
+        end
+        if not ours then
+            return nil
+        end
+    end
+end
+"""
+
+
 def publish(channel: str, message: str, command: str) -> str:
     """Lua that publishes ``message`` on ``channel`` with ``command`` (all Lua
     expressions), unless the command is empty."""
@@ -141,8 +174,11 @@ RELEASE = Script(
     "release",
     # KEYS[1] lock, KEYS[2] unlock channel, KEYS[3] this request's latch
     # ARGV[1] unlock message, ARGV[2] owner field, ARGV[3] publish command
-    # ("publish", "spublish" or ""), ARGV[4] latch lifetime (ms).
-    # Reply: holds left (0 = released and waiters told), or nil when the owner held none.
+    # ("publish", "spublish" or ""), ARGV[4] latch lifetime (ms), ARGV[5] the owner's
+    # acquire-latch field, ARGV[6...] the request ids of the hold released (see
+    # old_hold_check; Redisson's own release passes four arguments).
+    # Reply: holds left (0 = released and waiters told), or nil when the owner held none
+    # (or holds another hold than the one this release is for).
     # A retry of the same request returns the first outcome from the latch. A partial
     # release leaves the TTL alone: the lease or the watchdog governs it.
     f"""
@@ -154,6 +190,7 @@ local held = redis.call('hget', KEYS[1], ARGV[2])
 if held == false then
     return nil
 end
+{old_hold_check("KEYS[1]", 5, 6)}
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if left <= 0 then
     left = 0

@@ -18,7 +18,7 @@ wait.
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish, request_check
+from redisson_py.core.scripts import Script, old_hold_check, publish, request_check
 
 QUEUE_PREFIX = "redisson_lock_queue"
 TIMEOUT_PREFIX = "redisson_lock_timeout"
@@ -120,7 +120,8 @@ RELEASE_FAIR = Script(
     # KEYS[1] lock, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] unlock channel (a waiter's
     # is this plus ':' and its owner field), KEYS[5] this request's latch
     # ARGV[1] unlock message, ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch
-    # lifetime (ms), ARGV[5] now (ms)
+    # lifetime (ms), ARGV[5] now (ms), ARGV[6] acquire-latch field, ARGV[7...] the
+    # request ids of the hold released (old_hold_check)
     # Reply: as RELEASE's (holds left, or nil when the owner held none). The last
     # release wakes the head waiter only; so does a release that finds the lock gone.
     """
@@ -138,6 +139,9 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
     end
     return nil
 end
+"""
+    + old_hold_check("KEYS[1]", 6, 7)
+    + """
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if left <= 0 then
     left = 0

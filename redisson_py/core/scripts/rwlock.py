@@ -28,7 +28,7 @@ find no hold, and the watchdog reports the hold lost at its next round.
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish, request_check
+from redisson_py.core.scripts import Script, old_hold_check, publish, request_check
 
 CHANNEL_PREFIX = "redisson_rwlock"
 WRITE_SUFFIX = ":write"
@@ -178,7 +178,8 @@ RELEASE_READ = Script(
     # KEYS[1] lock, KEYS[2] channel, KEYS[3] this reader's timeout-key prefix, KEYS[4]
     # the prefix of every reader's timeout keys ({name}), KEYS[5] this request's latch
     # ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch
-    # lifetime (ms), ARGV[5] acquire-latch field
+    # lifetime (ms), ARGV[5] acquire-latch field, ARGV[6...] the request ids of the
+    # hold released (old_hold_check)
     # Reply: as RELEASE's (this owner's read holds left, or nil when it held none: also
     # when its field outlived every hold it counted, which then goes).
     _HOLDS_ALIVE
@@ -190,6 +191,9 @@ end
 if redis.call('hget', KEYS[1], 'mode') == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
     return nil
 end
+"""
+    + old_hold_check("KEYS[1]", 5, 6)
+    + """
 local own = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if own == nil or not holds_alive(KEYS[3], own) then
     redis.call('hdel', KEYS[1], ARGV[2], ARGV[5])
@@ -239,7 +243,8 @@ RELEASE_WRITE = Script(
     "release_write",
     # KEYS[1] lock, KEYS[2] channel, KEYS[3] this request's latch
     # ARGV[1] message (1), ARGV[2] write field, ARGV[3] publish command, ARGV[4] latch
-    # lifetime (ms), ARGV[5] acquire-latch field
+    # lifetime (ms), ARGV[5] acquire-latch field, ARGV[6...] the request ids of the hold
+    # released (old_hold_check)
     # Reply: as RELEASE's (write holds left, or nil when the owner held none).
     """
 local done = redis.call('get', KEYS[3])
@@ -250,6 +255,9 @@ local mode = redis.call('hget', KEYS[1], 'mode')
 if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
     return nil
 end
+"""
+    + old_hold_check("KEYS[1]", 5, 6)
+    + """
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if left <= 0 then
     left = 0

@@ -36,7 +36,11 @@ class LaunchPlan:
     The node's directory holds its config file and whatever Redis writes (``nodes.conf``
     for cluster nodes, the rewritten ``sentinel.conf``); the container backend mounts it at
     the same path so the config reads the same in both backends. ``detached`` nodes must
-    outlive the process that started them.
+    outlive the process that started them. ``network_namespace`` names the ``ip netns``
+    namespace the node runs in (process backend only; None: the host's network).
+    ``environment`` is extra environment for the node's process, as (name, value) pairs
+    added to this process's environment (process backend only; a tuple so the plan stays
+    hashable), such as libfaketime's variables for a node whose clock a test moves.
     """
 
     topology_id: str
@@ -47,6 +51,8 @@ class LaunchPlan:
     config_path: Path
     owner: Owner
     detached: bool = False
+    network_namespace: str | None = None
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 class NodeRuntime(Protocol):

@@ -6,6 +6,11 @@ each child also asks the kernel (``PR_SET_PDEATHSIG``) to SIGKILL it when this p
 dies, so even a SIGKILLed test run leaves no redis-server behind. That signal is tied to
 the *thread* that forked the child, which is why this backend never launches from worker
 threads.
+
+A node of a topology with ``network="namespace"`` is moved into the topology's network
+namespace by ``setns`` in the child, before ``exec`` (:func:`child_setup`), rather than
+run through ``ip netns exec``: no extra program between us and redis-server (the pid we
+hold is the node's), and no private mount namespace, which ``ip netns exec`` would make.
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 from redisson_py.testing.backends.base import LaunchPlan, NodeRuntime
 from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
 from redisson_py.testing.backends.procinfo import process_state
+from redisson_py.testing.network.namespace import enter_in_child, open_namespace
 
-__all__ = ["ProcessBackend", "ProcessRuntime"]
+__all__ = ["ProcessBackend", "ProcessRuntime", "child_setup"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -45,6 +52,30 @@ def _death_signal_setter() -> Any:
     return set_death_signal
 
 
+def child_setup(
+    *, die_with_parent: bool, namespace_fd: int | None = None
+) -> Callable[[], None] | None:
+    """The ``preexec_fn`` of a child: into the network namespace open at ``namespace_fd``
+    first (when given), then the parent-death signal (when ``die_with_parent``); None
+    when there is nothing to do."""
+    steps = [
+        step
+        for step in (
+            enter_in_child(namespace_fd) if namespace_fd is not None else None,
+            _death_signal_setter() if die_with_parent else None,
+        )
+        if step is not None
+    ]
+    if not steps:
+        return None
+
+    def setup() -> None:
+        for step in steps:
+            step()
+
+    return setup
+
+
 class ProcessRuntime(NodeRuntime):
     """A node run as a child process; its stdout and stderr go to ``node.log``."""
 
@@ -63,16 +94,25 @@ class ProcessRuntime(NodeRuntime):
         argv = [str(self._binary.path), str(self._plan.config_path)]
         if self._plan.kind == "sentinel":
             argv.append("--sentinel")
-        preexec = None if self._plan.detached else _death_signal_setter()
-        with self._log_path.open("ab") as log:
+        namespace = self._plan.network_namespace
+        namespace_fd = open_namespace(namespace) if namespace else None
+        preexec = child_setup(die_with_parent=not self._plan.detached, namespace_fd=namespace_fd)
+        # The plan's extra variables on top of ours (None: inherit ours unchanged).
+        extra = dict(self._plan.environment)
+        environment = {**os.environ, **extra} if extra else None
+        with contextlib.ExitStack() as stack:
+            if namespace_fd is not None:
+                stack.callback(os.close, namespace_fd)
+            log = stack.enter_context(self._log_path.open("ab"))
             self._popen = subprocess.Popen(
                 argv,
                 cwd=self._plan.directory,
+                env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=preexec,  # noqa: PLW1509 - only a prctl call, see module doc
+                preexec_fn=preexec,  # noqa: PLW1509 - only setns and prctl, see module doc
                 close_fds=True,
             )
         self._paused = False

@@ -3,9 +3,11 @@
 Order of events, chosen so each step finds the state it needs:
 
 1. the spec is loaded and validated, the backend checked (no Docker engine, no binary:
-   one sentence, nothing started);
+   one sentence, nothing started), and for ``network="namespace"`` what partitions need
+   (:mod:`redisson_py.testing.network.support`);
 2. ports are reserved (``base_port`` given: exactly those, or one sentence naming the
-   taken port; else free ones at random);
+   taken port; else free ones at random); with ``network="namespace"`` the nodes get
+   their addresses, the state file names the namespace, then it is made;
 3. masters, then replicas, are launched and waited for until replication is up; only then
    the sentinels, so their first look at the replicas sees them in sync (Sentinel looks
    again only every 10 s). Cluster nodes are launched together, then joined;
@@ -32,10 +34,13 @@ from redisson_py.errors import TopologyError
 from redisson_py.testing.backends import create_backend
 from redisson_py.testing.backends.base import LaunchPlan
 from redisson_py.testing.backends.binaries import supports_tls
+from redisson_py.testing.network.support import require_partition_support
+from redisson_py.testing.network.topology_network import TopologyNetwork
 from redisson_py.testing.topologies import cleanup
 from redisson_py.testing.topologies.cluster_setup import form_cluster
 from redisson_py.testing.topologies.conf import render_redis_conf, render_sentinel_conf
 from redisson_py.testing.topologies.node import Node, PortConflictError
+from redisson_py.testing.topologies.node_environment import Environment, node_environments
 from redisson_py.testing.topologies.paths import topologies_root
 from redisson_py.testing.topologies.ports import allocate_ports, release_ports, reserve_ports
 from redisson_py.testing.topologies.readiness import check_replication
@@ -45,9 +50,14 @@ from redisson_py.testing.topologies.state import current_owner
 from redisson_py.testing.topologies.topology import DEFAULT_TIMEOUT, Topology
 from redisson_py.testing.topologies.waiting import wait_until
 
-__all__ = ["start_topology"]
+__all__ = ["NETWORKS", "start_topology"]
 
 _PORT_ATTEMPTS = 3
+
+NETWORKS = ("host", "namespace")
+"""``network="host"``: every node on 127.0.0.1 of this machine. ``"namespace"``: each node
+on its own 127.0.0.x inside a network namespace of the topology's, where partitions can
+cut it off (process backend, root, iptables, Redis >= 7.0)."""
 
 
 def start_topology(
@@ -57,6 +67,8 @@ def start_topology(
     base_port: int | None = None,
     detached: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    network: str = "host",
+    node_environment: Mapping[str, Mapping[str, str]] | None = None,
     **overrides: Any,
 ) -> Topology:
     """Start the topology ``kind`` and return it once ready.
@@ -70,6 +82,17 @@ def start_topology(
     nodes to consecutive ports from there (data nodes first, then sentinels); by default
     free ones are picked. ``detached`` topologies outlive this process (stop them with
     ``redisson-py topology down``). ``timeout`` bounds the whole start.
+
+    ``network="namespace"`` starts the nodes in a network namespace of their own
+    (``rpy-<topology id>``), each on its own 127.0.0.x, so that ``topology.partition``,
+    ``isolate`` and ``heal`` can cut them apart while they keep running; ``backend="auto"``
+    means the process backend then. It raises
+    :class:`~redisson_py.testing.network.support.NetworkUnavailableError` where that cannot
+    run (see :func:`~redisson_py.testing.network.support.partition_support`).
+
+    ``node_environment`` maps node names (``"master-0"``) to extra environment variables
+    for their processes, kept across restarts (process backend only): a node run under
+    libfaketime, whose clock a test moves (:mod:`redisson_py.testing.faults.faketime`).
 
     The returned topology is stopped by :meth:`Topology.stop`, by leaving it as a context
     manager, or at the latest when this process exits or gets SIGTERM.
@@ -86,7 +109,16 @@ def start_topology(
         spec = kind
     else:
         spec = load_spec(kind, overrides)
+    if network not in NETWORKS:
+        raise TopologyError(f"unknown network {network!r}; use one of: {', '.join(NETWORKS)}.")
+    if network == "namespace":
+        # Only the process backend can put nodes in a namespace: "auto" means it here.
+        backend = "process" if backend == "auto" else backend
+        if backend == "container":
+            require_partition_support(backend)
     backend_impl = create_backend(backend)
+    if network == "namespace":
+        require_partition_support(backend_impl.name, getattr(backend_impl, "binary", None))
     cleanup.sweep_leftovers(backend=backend_impl.name)
     topology_id = f"{spec.name}-{secrets.token_hex(4)}"
     directory = topologies_root() / topology_id
@@ -99,16 +131,24 @@ def start_topology(
         owner=current_owner(),
         detached=detached,
         explicit_ports=base_port is not None,
+        network=TopologyNetwork(topology_id) if network == "namespace" else None,
     )
     if not detached:
         cleanup.register(topology)
     deadline = time.monotonic() + timeout
     try:
         _plan_nodes(topology)
+        environments = node_environments(
+            [n.name for n in topology.nodes], node_environment, backend=backend_impl.name
+        )
         _assign_ports(topology, base_port)
         _arm(topology)
         topology.save_state()
-        _launch_all(topology, deadline)
+        if topology.network_mode == "namespace":
+            # After the state file names it: a namespace is never made that a sweep or
+            # `topology down` could not find.
+            topology.network.create()
+        _launch_all(topology, deadline, environments)
         topology.wait_ready(_left(deadline))
         topology.save_state()
     except BaseException:
@@ -149,6 +189,8 @@ def _plan_nodes(topology: Topology) -> None:
             add(f"replica-{shard}-{number}", "redis", shard)
     for number in range(spec.sentinels):
         add(f"sentinel-{number}", "sentinel", None)
+    if topology.network_mode == "namespace":
+        topology.network.assign(topology.nodes)
 
 
 def _assign_ports(topology: Topology, base_port: int | None) -> None:
@@ -162,20 +204,30 @@ def _assign_ports(topology: Topology, base_port: int | None) -> None:
         node.port = port
 
 
-def _launch_all(topology: Topology, deadline: float) -> None:
+def _launch_all(
+    topology: Topology, deadline: float, environments: Mapping[str, Environment]
+) -> None:
     spec = topology.spec
     masters = [n for n in topology.data_nodes if n.name.startswith("master-")]
     replicas = [n for n in topology.data_nodes if n.name.startswith("replica-")]
 
     if topology.layout == "cluster":
-        _launch_group(topology, topology.data_nodes, _redis_conf_renderer(topology, {}), deadline)
+        _launch_group(
+            topology,
+            topology.data_nodes,
+            _redis_conf_renderer(topology, {}),
+            deadline,
+            environments,
+        )
         form_cluster(masters, replicas, _left(deadline))
         return
 
-    _launch_group(topology, masters, _redis_conf_renderer(topology, {}), deadline)
+    _launch_group(topology, masters, _redis_conf_renderer(topology, {}), deadline, environments)
     if replicas:
         master_of = {r.name: masters[r.shard or 0] for r in replicas}
-        _launch_group(topology, replicas, _redis_conf_renderer(topology, master_of), deadline)
+        _launch_group(
+            topology, replicas, _redis_conf_renderer(topology, master_of), deadline, environments
+        )
     if topology.layout in ("replication", "sentinel") and replicas:
         wait_until(
             lambda: check_replication(topology),
@@ -185,7 +237,11 @@ def _launch_all(topology: Topology, deadline: float) -> None:
     if spec.sentinels:
         ids = {s.name: secrets.token_hex(20) for s in topology.sentinels}
         _launch_group(
-            topology, topology.sentinels, _sentinel_conf_renderer(topology, ids), deadline
+            topology,
+            topology.sentinels,
+            _sentinel_conf_renderer(topology, ids),
+            deadline,
+            environments,
         )
 
 
@@ -201,7 +257,9 @@ def _arm(topology: Topology) -> None:
             " TLS; install Debian's redis-server, point REDISSON_PY_REDIS_SERVER at a TLS"
             " build, or use the container backend"
         )
-    secrets = make_secrets(topology.spec.security, topology.directory)
+    secrets = make_secrets(
+        topology.spec.security, topology.directory, [n.host for n in topology.nodes]
+    )
     topology.secrets = secrets
     options = secrets.client_options()
     tls_only = {k: v for k, v in options.items() if k.startswith("ssl")}
@@ -227,6 +285,8 @@ def _redis_conf_renderer(
             port=node.port,
             directory=node.directory,
             replica_of=master.port if master is not None else None,
+            hosts=_hosts(topology),
+            in_namespace=topology.network_mode == "namespace",
         )
         if topology.secrets is None:
             return text
@@ -251,9 +311,15 @@ def _sentinel_conf_renderer(topology: Topology, ids: Mapping[str, str]) -> Calla
             master_port=masters[0].port,
             replica_ports=[n.port for n in topology.data_nodes if n is not masters[0]],
             peers=[(s.port, ids[s.name]) for s in topology.sentinels if s is not node],
+            hosts=_hosts(topology),
+            in_namespace=topology.network_mode == "namespace",
         ) + _sentinel_security(topology, node)
 
     return render
+
+
+def _hosts(topology: Topology) -> dict[int, str]:
+    return {node.port: node.host for node in topology.nodes}
 
 
 def _sentinel_security(topology: Topology, node: Node) -> str:
@@ -269,9 +335,14 @@ def _sentinel_security(topology: Topology, node: Node) -> str:
 
 
 def _launch_group(
-    topology: Topology, nodes: list[Node], render: Callable[[Node], str], deadline: float
+    topology: Topology,
+    nodes: list[Node],
+    render: Callable[[Node], str],
+    deadline: float,
+    environments: Mapping[str, Environment],
 ) -> None:
-    """Launch ``nodes`` (rendering each config file) and wait until they all answer.
+    """Launch ``nodes`` (rendering each config file; each with its extra variables from
+    ``environments``, by node name) and wait until they all answer.
 
     The group is relaunched on fresh ports if one of them lost its port (see module doc):
     a group's configs may name each other's ports, so the whole group moves together.
@@ -280,7 +351,7 @@ def _launch_group(
     for attempt in range(_PORT_ATTEMPTS):
         for node in nodes:
             node.config_path.write_text(render(node))
-            node.attach(backend.create(_plan(topology, node)))
+            node.attach(backend.create(_plan(topology, node, environments.get(node.name, ()))))
 
         def start(node: Node) -> None:
             node.runtime.start()
@@ -309,7 +380,7 @@ def _launch_group(
                 node.port = port
 
 
-def _plan(topology: Topology, node: Node) -> LaunchPlan:
+def _plan(topology: Topology, node: Node, environment: Environment = ()) -> LaunchPlan:
     return LaunchPlan(
         topology_id=topology.id,
         node_name=node.name,
@@ -319,4 +390,6 @@ def _plan(topology: Topology, node: Node) -> LaunchPlan:
         config_path=node.config_path,
         owner=topology.owner,
         detached=topology.detached,
+        network_namespace=topology.network.name if topology.network_mode == "namespace" else None,
+        environment=environment,
     )

@@ -1,4 +1,5 @@
-"""One node of a topology: a redis-server or a sentinel, on 127.0.0.1.
+"""One node of a topology: a redis-server or a sentinel, on 127.0.0.1 (or, with
+``network="namespace"``, on an address of its own inside the topology's namespace).
 
 A :class:`Node` is the same object whatever the backend; the backend only supplies the
 :class:`~redisson_py.testing.backends.base.NodeRuntime` behind it. Everything that asks
@@ -18,6 +19,8 @@ from redis.retry import Retry
 
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import NodeKind, NodeRuntime
+from redisson_py.testing.network.harness_connections import connect_in_namespace
+from redisson_py.testing.network.namespace import NetworkNamespace
 from redisson_py.testing.topologies.ports import BUS_PORT_OFFSET
 from redisson_py.testing.topologies.replies import parse_info
 from redisson_py.testing.topologies.waiting import NotYet, wait_until
@@ -43,11 +46,12 @@ class Node:
     shard 0), ``sentinel-2``. After a failover the names stay and the live roles change;
     :meth:`role` says what a node is now. ``kind`` is ``"redis"`` or ``"sentinel"``.
 
+    ``host`` is the address it binds and announces: 127.0.0.1, or its own 127.0.0.x in a
+    topology with ``network="namespace"``.
+
     Destructive methods (kill, pause, resume, restart, stop) raise :class:`TopologyError`
     on nodes of a topology shared by a test session (see the pytest plugin).
     """
-
-    host = HOST
 
     def __init__(
         self,
@@ -59,8 +63,10 @@ class Node:
         config_path: Path,
         shard: int | None = None,
         guard: Callable[[str], None] | None = None,
+        host: str = HOST,
     ):
         self.name = name
+        self.host = host
         self.kind = kind
         self.port = port
         self.directory = directory
@@ -74,6 +80,9 @@ class Node:
         """The node speaks TLS only (its port is a ``tls-port``)."""
         self.client_options: dict[str, Any] = {}
         """Credentials and TLS settings every harness client of this node uses."""
+        self.network_namespace: NetworkNamespace | None = None
+        """The namespace the node runs in (``network="namespace"``), where harness clients
+        make their sockets; None on the host's network."""
         # What the harness last did to the node: "running", "paused", "killed", "stopped".
         # Readiness checks use it to know which nodes should answer.
         self.state = "new"
@@ -85,8 +94,8 @@ class Node:
 
     @property
     def address(self) -> str:
-        """``redis://127.0.0.1:PORT`` (``rediss://`` over TLS), as Redisson configs write
-        node addresses."""
+        """``redis://HOST:PORT`` (``rediss://`` over TLS), as Redisson configs write node
+        addresses."""
         return f"{'rediss' if self.tls else 'redis'}://{self.host}:{self.port}"
 
     @property
@@ -119,6 +128,10 @@ class Node:
         Defaults: ``decode_responses=True``, 2 s socket and connect timeouts, and no
         retries, so a dead or frozen node fails a call within the timeout instead of
         redis-py's retry-with-backoff. Any keyword overrides the defaults.
+
+        In a topology with ``network="namespace"`` this is a harness client: it works from
+        the test process and connects from 127.0.0.1, which no partition cuts. A client on
+        a side is made inside ``topology.network.joined(host)`` with plain redis-py.
         """
         options: dict[str, Any] = {
             "host": self.host,
@@ -130,7 +143,10 @@ class Node:
             **self.client_options,
         }
         options.update(kwargs)
-        return redis.Redis(**options)
+        client = redis.Redis(**options)
+        if self.network_namespace is not None:
+            connect_in_namespace(client, self.network_namespace)
+        return client
 
     @property
     def admin(self) -> redis.Redis:
@@ -194,8 +210,8 @@ class Node:
         how = self.runtime.exit_description() or "stopped"
         if re.search(r"Address already in use|bind: .*in use", log):
             raise PortConflictError(
-                f"node {self.name} could not bind port {self.port} on {HOST}: it is already in "
-                "use; free it or let the harness pick free ports."
+                f"node {self.name} could not bind port {self.port} on {self.host}: it is already "
+                "in use; free it or let the harness pick free ports."
             )
         last = _last_meaningful_line(log)
         detail = f"; its log ends with: {last}" if last else " without writing a log"

@@ -3,7 +3,8 @@ the secrets each start makes, and what they add to node configs, harness clients
 Redisson configs the topology writes.
 
 Secrets are made fresh for every start (random passwords; a throwaway CA and a server
-certificate for 127.0.0.1 and localhost, made with ``cryptography``) and kept in the
+certificate for 127.0.0.1, localhost and the nodes' own addresses in a topology with
+``network="namespace"``, made with ``cryptography``) and kept in the
 topology's directory, readable by its owner only. The Redisson YAML a topology writes
 refers to the password by ``${REDISSON_PY_TOPOLOGY_PASSWORD}`` (and the ACL user's by the
 same variable), never by value; :meth:`Secrets.environment` is what to export.
@@ -15,6 +16,7 @@ import datetime
 import ipaddress
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,18 +157,19 @@ class Secrets:
         return fields
 
 
-def make_secrets(security: Security, directory: Path) -> Secrets:
-    """Fresh secrets for one start; TLS files are written under ``directory/tls``."""
+def make_secrets(security: Security, directory: Path, addresses: Sequence[str] = ()) -> Secrets:
+    """Fresh secrets for one start; TLS files are written under ``directory/tls``, the
+    server certificate valid for 127.0.0.1, localhost and ``addresses``."""
     password = secrets.token_urlsafe(24) if security.password_protected else None
     tls_dir = None
     if security.tls:
         tls_dir = directory / "tls"
         tls_dir.mkdir(mode=0o755, exist_ok=True)
-        _write_tls(tls_dir)
+        _write_tls(tls_dir, addresses)
     return Secrets(security, password, tls_dir)
 
 
-def _write_tls(directory: Path) -> None:
+def _write_tls(directory: Path, addresses: Sequence[str]) -> None:
     # Imported here: only TLS topologies need cryptography (a test dependency).
     from cryptography import x509  # noqa: PLC0415
     from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
@@ -202,7 +205,13 @@ def _write_tls(directory: Path) -> None:
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+                [
+                    *(
+                        x509.IPAddress(ipaddress.ip_address(address))
+                        for address in dict.fromkeys(["127.0.0.1", *addresses])
+                    ),
+                    x509.DNSName("localhost"),
+                ]
             ),
             critical=False,
         )

@@ -1,8 +1,9 @@
 """State files: what a topology left running, readable by another process.
 
 Each topology writes ``<run root>/topologies/<id>/state.json`` when it starts and updates
-it as nodes launch: kind, backend, owner process, whether it is detached, and per node its
-pid (and directory) or its container. Two readers use it:
+it as nodes launch: kind, backend, owner process, whether it is detached, per node its
+pid (and directory) or its container, and the network namespace of a topology started
+with ``network="namespace"``. Two readers use it:
 
 - ``redisson-py topology down`` stops detached topologies;
 - the leftover sweep stops topologies whose owner died without tearing them down.
@@ -27,6 +28,7 @@ from typing import Any
 
 from redisson_py.testing.backends.base import Owner
 from redisson_py.testing.backends.procinfo import owner_alive, process_start_time, process_state
+from redisson_py.testing.network.namespace import PREFIX, delete_namespace
 from redisson_py.testing.topologies.paths import topologies_root
 
 __all__ = [
@@ -96,7 +98,8 @@ def stop_from_state(state: dict[str, Any]) -> list[str]:
     """Stop every node recorded in ``state``; return the names of the nodes stopped.
 
     Processes get SIGKILL (after the working-directory check); containers of the topology are
-    removed by label, which also catches one created but not yet recorded.
+    removed by label, which also catches one created but not yet recorded. A recorded
+    network namespace is deleted after the nodes (only ``rpy-<id>`` of this topology).
     """
     stopped: list[str] = []
     for node in state.get("nodes", []):
@@ -105,7 +108,18 @@ def stop_from_state(state: dict[str, Any]) -> list[str]:
             stopped.append(str(node.get("name")))
     if state.get("backend") == "container":
         stopped += _remove_containers(str(state.get("id", "")))
+    _delete_recorded_namespace(state)
     return stopped
+
+
+def _delete_recorded_namespace(state: dict[str, Any]) -> None:
+    network = state.get("network")
+    if not isinstance(network, dict):
+        return
+    name = network.get("namespace")
+    # Only the name this topology's id gives: a corrupt state file names nothing else.
+    if isinstance(name, str) and name == f"{PREFIX}{state.get('id', '')}":
+        delete_namespace(name)
 
 
 def _remove_containers(topology_id: str) -> list[str]:

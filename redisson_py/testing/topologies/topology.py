@@ -5,6 +5,10 @@ nodes now; the node lists (``nodes``, ``data_nodes``, ``sentinels``) are fixed a
 and never change. All waits poll with a deadline and raise
 :class:`~redisson_py.testing.topologies.waiting.HarnessTimeout` (a ``TopologyError`` and a
 ``TimeoutError``) saying what did not happen.
+
+A topology started with ``network="namespace"`` can also be partitioned while every node
+keeps running (:meth:`Topology.partition`, :meth:`Topology.isolate`, :meth:`Topology.heal`);
+the harness's own queries still reach every node then.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import redis
 
 from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import Backend, Owner
+from redisson_py.testing.network.cuts import Host
+from redisson_py.testing.network.topology_network import Member, Side, TopologyNetwork
 from redisson_py.testing.topologies import cleanup
 from redisson_py.testing.topologies import redisson_config as rc
 from redisson_py.testing.topologies.node import Node
@@ -54,7 +60,8 @@ class Topology:
     Attributes: ``kind`` (the spec's name: ``"sentinel"``), ``layout``, ``spec``,
     ``backend`` (``"process"`` or ``"container"``), ``id`` (unique, names its directory
     and containers), ``directory``, ``nodes`` (data nodes first, then sentinels),
-    ``master_name`` (sentinel layout; else None), ``detached``.
+    ``master_name`` (sentinel layout; else None), ``detached``, ``network_mode``
+    (``"host"`` or ``"namespace"``).
 
     Usable as a context manager: leaving the block stops it.
     """
@@ -69,6 +76,7 @@ class Topology:
         owner: Owner,
         detached: bool = False,
         explicit_ports: bool = False,
+        network: TopologyNetwork | None = None,
     ):
         self.spec = spec
         self.kind = spec.name
@@ -88,6 +96,8 @@ class Topology:
         self._slot_map: list[SlotRange] = []
         self.secrets: Secrets | None = None
         """The start's password and TLS files, for a spec with ``security`` (else None)."""
+        self._network = network
+        self.network_mode = "host" if network is None else "namespace"
 
     def __repr__(self) -> str:
         return f"<Topology {self.kind} {self.backend} {self.id} nodes={len(self.nodes)}>"
@@ -248,6 +258,57 @@ class Topology:
     def slots_of(self, master: Node) -> list[tuple[int, int]]:
         """The slot ranges ``master`` served when the harness last saw the cluster ready."""
         return [(r.start, r.end) for r in self._slot_map if r.master_port == master.port]
+
+    # -- network partitions (network="namespace") -------------------------------------------
+
+    @property
+    def network(self) -> TopologyNetwork:
+        """The topology's network namespace: clients on a side (``popen``, ``joined``).
+
+        Raises :class:`TopologyError` unless started with ``network="namespace"``.
+        """
+        if self._network is None:
+            raise TopologyError(
+                f"topology {self.id} runs on the host's network; start it with "
+                'network="namespace" to partition it.'
+            )
+        return self._network
+
+    def client_host(self, name: str) -> Host:
+        """An endpoint for a client (the test process in ``network.joined``, a program
+        from ``network.popen``) with an address of its own, after the nodes'. The same
+        name gives the same host."""
+        return self.network.client_host(name)
+
+    def partition(self, side_a: Side, side_b: Side, *, one_way: bool = False) -> None:
+        """Cut the network between ``side_a`` and ``side_b``; every node keeps running.
+
+        A side is a member or an iterable of members: :class:`Node`, :class:`Host` (from
+        :meth:`client_host`) or the name of either. Both ways by default: no packet passes
+        between a member of ``side_a`` and one of ``side_b``. ``one_way=True``: packets
+        from ``side_a`` to ``side_b`` are dropped, those from ``side_b`` to ``side_a``
+        still pass (so a request arrives and its reply is lost). Packets are dropped, not
+        refused: senders see timeouts. Cuts add up until :meth:`heal`. The harness's own
+        connections (from 127.0.0.1) are never cut. Raises :class:`TopologyError` for a
+        member on both sides, an unknown member, or a topology not started with
+        ``network="namespace"``.
+        """
+        self.guard("partition the network")
+        self.network.partition(side_a, side_b, one_way=one_way)
+
+    def isolate(self, *members: Member) -> None:
+        """Cut ``members`` off, both ways, from every other node and every client host
+        made so far; the members still reach each other (see :meth:`partition`)."""
+        self.guard("isolate nodes")
+        self.network.isolate(*members)
+
+    def heal(self) -> None:
+        """Remove every cut; connections that waited through the partition carry on."""
+        self.network.heal()
+
+    def cuts(self) -> list[tuple[str, str]]:
+        """The one-way cuts in force, as ``(from, to)`` pairs of node or host names."""
+        return self.network.cuts()
 
     # -- waiting ---------------------------------------------------------------------------
 
@@ -544,7 +605,12 @@ class Topology:
         """What another process needs to find and stop this topology (the state file)."""
         nodes = []
         for node in self.nodes:
-            entry: dict[str, Any] = {"name": node.name, "kind": node.kind, "port": node.port}
+            entry: dict[str, Any] = {
+                "name": node.name,
+                "kind": node.kind,
+                "host": node.host,
+                "port": node.port,
+            }
             if node.has_runtime:
                 entry.update(node.runtime.record())
             nodes.append(entry)
@@ -558,6 +624,7 @@ class Topology:
             "created": self.created,
             "directory": str(self.directory),
             "nodes": nodes,
+            "network": {"mode": "host"} if self._network is None else self._network.record(),
         }
 
     def save_state(self) -> None:
@@ -566,7 +633,9 @@ class Topology:
 
     def stop(self) -> None:
         """Remove every node (processes killed, containers removed), free the ports,
-        delete the topology's directory. Idempotent; never leaves a node running.
+        delete the topology's directory; with ``network="namespace"`` also stop the
+        clients ``network.popen`` started and delete the namespace (and its cuts).
+        Idempotent; never leaves a node running.
 
         Raises :class:`TopologyError` on a shared topology (see :meth:`share`).
         """
@@ -596,12 +665,21 @@ class Topology:
                     errors.append(exc)
         for node in self.nodes:
             node.state = "removed"
+        namespace_left = False
+        if self._network is not None:
+            try:
+                self._network.close()
+            except Exception as exc:
+                errors.append(exc)
+                namespace_left = True
         release_ports([n.port for n in self.nodes], with_bus=self.layout == "cluster")
         with contextlib.suppress(Exception):
             self.backend_impl.close()
-        if not os.environ.get("REDISSON_PY_KEEP_RUN_DIR"):
+        # A namespace that would not go keeps its state file: the sweep after this
+        # process ends deletes it from there.
+        if not os.environ.get("REDISSON_PY_KEEP_RUN_DIR") and not namespace_left:
             remove_state_dir(self.directory)
         if errors:
             raise TopologyError(
-                f"stopping topology {self.id} failed for {len(errors)} node(s): {errors[0]}"
+                f"stopping topology {self.id} failed ({len(errors)} problem(s)): {errors[0]}"
             )

@@ -1,0 +1,284 @@
+"""Striking and healing the faults of a schedule on a live topology.
+
+:class:`Nemesis` turns a planned :class:`~redisson_py.chaos.nemesis.schedule.Fault` into
+what the harness does (``topology.partition``, ``node.pause``, ``node.kill``, SIGSTOP
+to a worker, a libfaketime clock jump), journals what it struck (roles resolved to node
+names at that moment), and undoes it when the fault's time is up. It never cuts the
+oracle's host, and checks so after every cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from redisson_py.chaos.common import master_of
+from redisson_py.chaos.nemesis.journal import Journal, holding, read_tail
+from redisson_py.chaos.nemesis.oracle import ORACLE_HOST
+from redisson_py.chaos.nemesis.schedule import Fault
+from redisson_py.errors import TopologyError
+from redisson_py.testing import HarnessTimeout, Node, Topology, wait_until
+from redisson_py.testing.backends.procinfo import process_state
+from redisson_py.testing.faults.faketime import FakeClock
+from redisson_py.testing.topologies.readiness import (
+    check_cluster,
+    check_replication,
+    check_standalone,
+    sentinel_master_port,
+)
+from redisson_py.testing.topologies.waiting import NotYet
+
+__all__ = ["Nemesis", "Struck", "serving"]
+
+FAILOVER_TIMEOUT = 30.0
+"""Seconds a killed master's topology gets to promote a replica before the node is
+restarted anyway (restarted first, an empty master would lose every lock it held)."""
+
+RECOVERY_TIMEOUT = 30.0
+"""Seconds the topology gets to serve again after a fault is healed (then the next
+fault comes all the same, and the report counts the run as not recovered once)."""
+
+HOLD_WAIT = 10.0
+"""Seconds to wait for a worker to hold a lock before pausing it (else skipped)."""
+
+
+@dataclass
+class Struck:
+    """A fault in force: what it struck (for the journal), and how to undo it."""
+
+    fault: Fault
+    targets: dict[str, Any] = field(default_factory=dict)
+    undo: Callable[[], None] = lambda: None
+    skipped: str | None = None
+
+
+class Nemesis:
+    """Strikes and heals faults on ``topology`` (see the module docstring).
+
+    ``locks`` are the run's lock names (``master-of:K`` means the master serving
+    ``locks[K]``); ``workers`` the worker processes by host name, ``journals`` their
+    journal files; ``clocks`` the fake clocks by node name (the process schedule).
+    """
+
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        locks: Sequence[str],
+        workers: Mapping[str, subprocess.Popen[Any]],
+        journals: Mapping[str, Path],
+        clocks: Mapping[str, FakeClock],
+        journal: Journal,
+        progress: Callable[[str], None],
+    ):
+        self.topology = topology
+        self.locks = list(locks)
+        self.workers = dict(workers)
+        self.journals = dict(journals)
+        self.clocks = dict(clocks)
+        self.journal = journal
+        self.progress = progress
+        self._paused_workers: set[int] = set()
+
+    # -- targets -------------------------------------------------------------------------
+
+    def resolve(self, target: str) -> Node:
+        """The node a target names now: ``master-of:K`` or a node's name."""
+        if target.startswith("master-of:"):
+            return master_of(self.topology, self.locks[int(target.split(":", 1)[1])])
+        return self.topology.node(target)
+
+    def _everyone_but(self, inside: Sequence[str]) -> list[str]:
+        names = [n.name for n in self.topology.nodes] + list(self.workers)
+        return [name for name in names if name not in inside]
+
+    def _partition(self, side_a: Sequence[str], side_b: Sequence[str], one_way: bool) -> None:
+        self.topology.partition(list(side_a), list(side_b), one_way=one_way)
+        named = {name for cut in self.topology.cuts() for name in cut}
+        if ORACLE_HOST in named:
+            raise TopologyError("a cut names the oracle's host: the oracle must stay reachable")
+
+    # -- striking ------------------------------------------------------------------------
+
+    def strike(self, fault: Fault) -> Struck:
+        """Start ``fault``; journal ``fault-start`` (or ``fault-error`` and a skip)."""
+        try:
+            struck = self._strike(fault)
+        except (TopologyError, redis.RedisError, OSError, KeyError) as exc:
+            struck = Struck(fault, skipped=f"{type(exc).__name__}: {exc}")
+        if struck.skipped is not None:
+            self.journal.record(
+                "fault-error", fault=fault.index, kind=fault.kind, detail=struck.skipped
+            )
+            self.progress(f"nemesis: {fault.describe()}: skipped ({struck.skipped})")
+        else:
+            self.journal.record(
+                "fault-start", fault=fault.index, kind=fault.kind, targets=struck.targets
+            )
+            self.progress(f"nemesis: {fault.describe()} {struck.targets}")
+        return struck
+
+    def _strike(self, fault: Fault) -> Struck:
+        kind, topology = fault.kind, self.topology
+        if kind in ("partition", "one-way"):
+            self._partition(fault.side_a, fault.side_b, one_way=kind == "one-way")
+            sides = {"side_a": list(fault.side_a), "side_b": list(fault.side_b)}
+            return Struck(fault, sides, topology.heal)
+        if kind == "isolate-master":
+            inside = [self.resolve(fault.target).name, *fault.side_a]
+            self._partition(inside, self._everyone_but(inside), one_way=False)
+            return Struck(fault, {"side_a": inside}, topology.heal)
+        if kind == "replica-cut":
+            master = self.resolve(fault.target)
+            replicas = [r.name for r in topology.replicas_of(master)]
+            if not replicas:
+                return Struck(fault, skipped=f"{master.name} has no running replica")
+            self._partition([master.name], replicas, one_way=False)
+            return Struck(fault, {"master": master.name, "replicas": replicas}, topology.heal)
+        if kind == "pause":
+            node = self.resolve(fault.target)
+            node.pause()
+            return Struck(fault, {"node": node.name}, node.resume)
+        if kind == "kill":
+            return self._kill(fault)
+        if kind == "pause-worker":
+            return self._pause_worker(fault)
+        if kind == "clock-jump":
+            node = self.resolve(fault.target)
+            clock = self.clocks.get(node.name)
+            if clock is None:
+                return Struck(fault, skipped=f"{node.name} was not started on a fake clock")
+            clock.jump(fault.jump)
+            return Struck(fault, {"node": node.name, "jump": fault.jump}, clock.reset)
+        raise TopologyError(f"unknown fault kind {kind!r}")
+
+    def _kill(self, fault: Fault) -> Struck:
+        node = self.resolve(fault.target)
+        replicated = self.topology.layout in ("sentinel", "cluster")
+        was_master = False
+        if replicated and node.kind == "redis":
+            with contextlib.suppress(redis.RedisError):
+                was_master = node.role() == "master"
+        node.kill()
+
+        def restart() -> None:
+            if was_master:
+                try:
+                    self.topology.wait_for_new_master(node, timeout=FAILOVER_TIMEOUT)
+                except (HarnessTimeout, TopologyError) as exc:
+                    self.journal.record("heal-error", fault=fault.index, detail=str(exc))
+            node.restart()
+
+        return Struck(fault, {"node": node.name, "failover_first": was_master}, restart)
+
+    def _pause_worker(self, fault: Fault) -> Struck:
+        """Stop the worker on ``fault.target`` (SIGSTOP) while it holds a lock: its
+        journal, read again once it is stopped, must say so (else it is let go and
+        watched again), for at most :data:`HOLD_WAIT` seconds."""
+        host = fault.target
+        process, journal = self.workers[host], self.journals[host]
+        deadline = time.monotonic() + HOLD_WAIT
+        while True:
+            if holding(read_tail(journal)):
+                os.kill(process.pid, signal.SIGSTOP)
+                _wait_stopped(process.pid)
+                records = read_tail(journal)  # final while it is stopped
+                if holding(records):
+                    break
+                os.kill(process.pid, signal.SIGCONT)
+            if time.monotonic() > deadline:
+                return Struck(fault, skipped=f"{host} held no lock within {HOLD_WAIT:g} s")
+            time.sleep(0.05)
+        hold = next(r for r in reversed(records) if r.get("op") == "grant")
+        self._paused_workers.add(process.pid)
+
+        def resume() -> None:
+            os.kill(process.pid, signal.SIGCONT)
+            self._paused_workers.discard(process.pid)
+
+        targets = {"worker": host, "pid": process.pid, "lock": hold["lock"], "hold": hold["hold"]}
+        return Struck(fault, targets, resume)
+
+    # -- healing ---------------------------------------------------------------------------
+
+    def heal(self, struck: Struck) -> None:
+        """Undo ``struck``; journal ``fault-end`` (and ``heal-error`` if undoing failed)."""
+        if struck.skipped is not None:
+            return
+        try:
+            struck.undo()
+        except (TopologyError, redis.RedisError, OSError) as exc:
+            self.journal.record("heal-error", fault=struck.fault.index, detail=str(exc))
+            self.progress(f"nemesis: healing #{struck.fault.index} failed: {exc}")
+        self.journal.record("fault-end", fault=struck.fault.index, kind=struck.fault.kind)
+
+    def recover(self) -> None:
+        """Wait until the topology serves again (bounded; see :func:`serving`); journal
+        how long it took."""
+        started = time.monotonic()
+        try:
+            wait_until(lambda: serving(self.topology), timeout=RECOVERY_TIMEOUT, what="recovery")
+            ok, detail = True, ""
+        except (HarnessTimeout, TopologyError, redis.RedisError) as exc:
+            ok, detail = False, str(exc)
+        seconds = time.monotonic() - started
+        self.journal.record("recovered", ok=ok, seconds=seconds, detail=detail)
+        if not ok:
+            self.progress(f"nemesis: not recovered after {seconds:.1f} s: {detail}")
+
+    def heal_everything(self) -> None:
+        """Leave nothing broken: cuts removed, nodes resumed and restarted, workers
+        resumed, clocks back to the real time. Best effort (the run is ending)."""
+        for pid in list(self._paused_workers):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
+        self._paused_workers.clear()
+        for clock in self.clocks.values():
+            clock.reset()
+        with contextlib.suppress(TopologyError):
+            self.topology.heal()
+        for node in self.topology.nodes:
+            with contextlib.suppress(TopologyError, redis.RedisError):
+                if node.is_paused():
+                    node.resume()
+                elif not node.is_running():
+                    node.restart()
+
+
+def serving(topology: Topology) -> None:
+    """Raise :class:`NotYet` until ``topology`` serves again after a fault: sentinel:
+    one master, every running replica linked to it, every running sentinel naming it
+    (their cached view of the replicas may lag up to 10 s: not waited for, the library
+    copes with it); cluster: ready as the harness means it (every slot served, one slot
+    map, no failure flags); redlock: every master answers."""
+    if topology.layout == "sentinel":
+        assert topology.master_name is not None
+        master = check_replication(topology)
+        for sentinel in topology.sentinels:
+            if sentinel.expected_up:
+                port = sentinel_master_port(sentinel, topology.master_name)
+                if port != master.port:
+                    raise NotYet(f"{sentinel.name} still names port {port}")
+    elif topology.layout == "cluster":
+        check_cluster(topology)
+    else:
+        check_standalone(topology)
+
+
+def _wait_stopped(pid: int) -> None:
+    """Return once ``pid`` is stopped (SIGSTOP is delivered asynchronously), or after
+    a second: its journal is final only then."""
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        if process_state(pid) in ("T", "t", None):
+            return
+        time.sleep(0.002)
