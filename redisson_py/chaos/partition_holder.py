@@ -71,100 +71,113 @@ def _raised(error: BaseException | None) -> str:
     return "" if error is None else type(error).__name__
 
 
+def _choose_lock(
+    redlock: Any, clients: Sequence[Any], args: argparse.Namespace, reporter: _Reporter
+) -> Any:
+    """The lock A holds, from either API's clients (``redlock``: that API's RedLock)."""
+    if len(clients) > 1:
+        return redlock.for_name(args.lock, clients, on_lock_lost=reporter)
+    if args.fenced:
+        return clients[0].get_fenced_lock(args.lock)
+    return clients[0].get_lock(args.lock)
+
+
+def _command(line: str) -> tuple[str, str]:
+    command, _, argument = line.strip().partition(" ")
+    return command, argument
+
+
+def _write_outcome(error: BaseException | None) -> dict[str, Any]:
+    """What ``write`` says: accepted, refused as stale, or failed otherwise."""
+    if error is None:
+        return {"accepted": True, "error": ""}
+    if isinstance(error, StaleTokenError):
+        return {"accepted": False, "error": ""}
+    return {"accepted": None, "error": repr(error)}
+
+
+def _not_taken(args: argparse.Namespace) -> int:
+    say("error", error=f"{args.lock} not taken within {args.wait:g} s")
+    return 1
+
+
+# The two APIs' loops below differ only in awaiting; each is a few lines over the shared
+# helpers above (a chaos driver, not library code: not worth a generated twin).
+
+
 def run_sync(args: argparse.Namespace, configs: Sequence[Config]) -> int:
     reporter = _Reporter()
     clients = [redisson_py.Redisson.create(c, on_lock_lost=reporter) for c in configs]
-    lock: Any
-    if len(clients) > 1:
-        lock = redisson_py.RedLock.for_name(args.lock, clients, on_lock_lost=reporter)
-    elif args.fenced:
-        lock = clients[0].get_fenced_lock(args.lock)
-    else:
-        lock = clients[0].get_lock(args.lock)
+    lock = _choose_lock(redisson_py.RedLock, clients, args, reporter)
     try:
-        if args.fenced:
-            token = lock.try_lock_and_get_token(args.wait)
-            held, fence = token is not None, lock.fence() if token is not None else None
-        else:
-            held, fence, token = lock.try_lock(args.wait), None, None
-        if not held:
-            say("error", error=f"{args.lock} not taken within {args.wait:g} s")
-            return 1
+        token = lock.try_lock_and_get_token(args.wait) if args.fenced else None
+        if not (token is not None if args.fenced else lock.try_lock(args.wait)):
+            return _not_taken(args)
+        fence = lock.fence() if token is not None else None
         say("held", token=token)
         for line in sys.stdin:
-            command, _, argument = line.strip().partition(" ")
+            command, argument = _command(line)
             if command == "exit":
                 break
-            if command == "check":
-                try:
+            try:
+                if command == "check":
                     say("check", held=lock.is_held_by_current_thread())
-                except Exception as error:  # a client that asks Redis may not reach it
-                    say("check", held=None, error=repr(error))
-            elif command == "unlock":
-                try:
+                elif command == "unlock":
                     lock.unlock()
                     say("unlock", raised="")
-                except Exception as error:
-                    say("unlock", raised=_raised(error), message=str(error))
-            elif command == "write" and fence is not None:
-                say("write", **_write_sync(args.store, argument, fence))
+                elif command == "write" and fence is not None:
+                    say("write", **_write_sync(args.store, argument, fence))
+            except Exception as error:  # a client that asks Redis may not reach it
+                _say_failed(command, error)
         return 0
     finally:
         for client in clients:
             client.shutdown()
 
 
+def _say_failed(command: str, error: BaseException) -> None:
+    if command == "check":
+        say("check", held=None, error=repr(error))
+    else:
+        say("unlock", raised=_raised(error), message=str(error))
+
+
 def _write_sync(store: str, resource: str, fence: redisson_py.Fence) -> dict[str, Any]:
     try:
         with redisson_py.Redisson.create(Config.from_yaml(store)) as client:
             client.get_fenced_resource(resource).set("A", fence)
-        return {"accepted": True, "error": ""}
-    except StaleTokenError:
-        return {"accepted": False, "error": ""}
     except Exception as error:  # the resource's server is reachable from both sides
-        return {"accepted": None, "error": repr(error)}
+        return _write_outcome(error)
+    return _write_outcome(None)
 
 
 async def run_asyncio(args: argparse.Namespace, configs: Sequence[Config]) -> int:
     reporter = _Reporter()
     clients = [await aio.Redisson.create(c, on_lock_lost=reporter) for c in configs]
     loop = asyncio.get_running_loop()
-    lock: Any
-    if len(clients) > 1:
-        lock = aio.RedLock.for_name(args.lock, clients, on_lock_lost=reporter)
-    elif args.fenced:
-        lock = clients[0].get_fenced_lock(args.lock)
-    else:
-        lock = clients[0].get_lock(args.lock)
+    lock = _choose_lock(aio.RedLock, clients, args, reporter)
     try:
-        if args.fenced:
-            token = await lock.try_lock_and_get_token(args.wait)
-            held, fence = token is not None, await lock.fence() if token is not None else None
-        else:
-            held, fence, token = await lock.try_lock(args.wait), None, None
-        if not held:
-            say("error", error=f"{args.lock} not taken within {args.wait:g} s")
-            return 1
+        token = await lock.try_lock_and_get_token(args.wait) if args.fenced else None
+        if not (token is not None if args.fenced else await lock.try_lock(args.wait)):
+            return _not_taken(args)
+        fence = await lock.fence() if token is not None else None
         say("held", token=token)
         while line := await loop.run_in_executor(None, sys.stdin.readline):
-            command, _, argument = line.strip().partition(" ")
+            command, argument = _command(line)
             if command == "exit":
                 break
-            if command == "check":
-                try:
+            try:
+                if command == "check":
                     # A RedLock answers from memory (plain call), a lock is awaited.
                     answer = lock.is_held_by_current_task()
                     say("check", held=await answer if inspect.isawaitable(answer) else answer)
-                except Exception as error:  # a client that asks Redis may not reach it
-                    say("check", held=None, error=repr(error))
-            elif command == "unlock":
-                try:
+                elif command == "unlock":
                     await lock.unlock()
                     say("unlock", raised="")
-                except Exception as error:
-                    say("unlock", raised=_raised(error), message=str(error))
-            elif command == "write" and fence is not None:
-                say("write", **await _write_async(args.store, argument, fence))
+                elif command == "write" and fence is not None:
+                    say("write", **await _write_async(args.store, argument, fence))
+            except Exception as error:
+                _say_failed(command, error)
         return 0
     finally:
         for client in clients:
@@ -178,11 +191,9 @@ async def _write_async(store: str, resource: str, fence: aio.Fence) -> dict[str,
             await client.get_fenced_resource(resource).set("A", fence)
         finally:
             await client.shutdown()
-        return {"accepted": True, "error": ""}
-    except StaleTokenError:
-        return {"accepted": False, "error": ""}
     except Exception as error:
-        return {"accepted": None, "error": repr(error)}
+        return _write_outcome(error)
+    return _write_outcome(None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
