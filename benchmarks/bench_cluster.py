@@ -29,8 +29,9 @@ from benchmarks.contenders import FloorScripts
 from benchmarks.stats import median, paired_ratio
 from benchmarks.workers import spawned
 from redisson_py import Config, Redisson
-from redisson_py.core import naming, scripts
-from redisson_py.core.options import lock_settings
+from redisson_py.core import scripts
+from redisson_py.core.routing import naming
+from redisson_py.core.state.options import lock_settings
 
 PROCESSES = 2
 OWNERS = 4

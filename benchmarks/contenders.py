@@ -37,11 +37,12 @@ import redis.asyncio as aioredis
 
 from redisson_py import Config, Redisson, RedLock
 from redisson_py import asyncio as aio
-from redisson_py.core import naming, scripts
-from redisson_py.core.lock_flows import to_millis
-from redisson_py.core.lock_kinds import acquire_latch_field, new_request_id
-from redisson_py.core.modes import mode_for
-from redisson_py.core.options import lock_settings
+from redisson_py.core import scripts
+from redisson_py.core.effects import to_millis
+from redisson_py.core.flows.lock_kinds import acquire_latch_field, new_request_id
+from redisson_py.core.routing import naming
+from redisson_py.core.routing.modes import mode_for
+from redisson_py.core.state.options import lock_settings
 
 LEASE_SECONDS = 30
 """Every contender's lock lifetime: redisson-py's default watchdog timeout."""
@@ -114,7 +115,7 @@ _floor_owner_ids = itertools.count(1)
 class FloorScripts:
     """The floor's two calls for one lock name and one owner (see the module docstring):
     the library's keys (``by_slot``: a cluster's slot-safe names), arguments and request
-    ids (:func:`~redisson_py.core.lock_kinds.new_request_id`), built by hand."""
+    ids (:func:`~redisson_py.core.flows.lock_kinds.new_request_id`), built by hand."""
 
     def __init__(
         self, name: str, latch_ms: int, *, by_slot: bool = False, publish: str = "publish"

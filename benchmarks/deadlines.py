@@ -26,7 +26,7 @@ from redisson_py import Config, RedissonError
 from redisson_py import Redisson as SyncRedisson
 from redisson_py.asyncio import Redisson as AsyncRedisson
 from redisson_py.config import ConstantDelay
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import start_topology
 from redisson_py.testing.topologies.node import Node
 from redisson_py.testing.topologies.topology import Topology

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from redisson_py.core.scripts import Script
+from redisson_py.core.effects import Script
 from redisson_py.testing.faults.proxy import LoopbackProxy
 
 _CHUNK = 65536

@@ -16,9 +16,9 @@ breaks real Redis topologies in :mod:`redisson_py.testing`.
 from __future__ import annotations
 
 from redisson_py.config import Config
-from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
-from redisson_py.core.fencing import Fence
-from redisson_py.core.holds import LockLost
+from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
+from redisson_py.core.flows.fenced_resource import Fence
+from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
     ArgumentTypeError,

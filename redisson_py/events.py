@@ -1,9 +1,9 @@
 """Lock events: what a listener registered with ``client.add_listener`` receives.
 
-See :mod:`redisson_py.core.events` for the contract (synchronous, cheap, exceptions
+See :mod:`redisson_py.core.state.events` for the contract (synchronous, cheap, exceptions
 logged and swallowed) and :mod:`redisson_py.otel` for an OpenTelemetry listener.
 """
 
-from redisson_py.core.events import EventKind, Listener, LockEvent
+from redisson_py.core.state.events import EventKind, Listener, LockEvent
 
 __all__ = ["EventKind", "Listener", "LockEvent"]

@@ -1,6 +1,6 @@
 """OpenTelemetry metrics and spans for lock events (the ``otel`` extra).
 
-``instrument(client)`` registers a listener (see :mod:`redisson_py.core.events`) on a
+``instrument(client)`` registers a listener (see :mod:`redisson_py.core.state.events`) on a
 sync or asyncio client that records, through the given (or the global) providers:
 
 - ``redisson.lock.wait`` (histogram, seconds): from the start of each acquire call to
@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from redisson_py.core.events import LockEvent
+from redisson_py.core.state.events import LockEvent
 from redisson_py.errors import UsageError
 
 if TYPE_CHECKING:

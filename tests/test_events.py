@@ -1,5 +1,5 @@
 """The events API and the OpenTelemetry listener, without Redis: listener registration
-and error isolation (:mod:`redisson_py.core.events`), and how ``redisson_py.otel``
+and error isolation (:mod:`redisson_py.core.state.events`), and how ``redisson_py.otel``
 turns events into metrics and spans (SDK in-memory reader and exporter). The same
 paths against a real Redis, in both APIs: integration/lock/test_lock_events.py."""
 
@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from redisson_py import otel
-from redisson_py.core import events
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core.state import events
+from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import RedissonError
 from redisson_py.events import LockEvent
 

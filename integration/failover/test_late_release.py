@@ -21,7 +21,7 @@ import redis
 
 from redisson_py import Config, LockNotOwnedError, Redisson
 from redisson_py.config import ConstantDelay
-from redisson_py.core import lock_flows
+from redisson_py.core.flows import lock as lock_flows
 from redisson_py.sync.lock import current_owner_id
 from redisson_py.testing import Topology
 

@@ -17,7 +17,7 @@ import redis
 import redisson_py
 from redisson_py import Config, Redisson
 from redisson_py import asyncio as aio
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.errors import LockNotOwnedError
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor, Owner

@@ -14,7 +14,7 @@ from kind_helpers import by_slot
 
 from redisson_py import Config
 from redisson_py.config import ConstantDelay
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.faults.proxy import ReplyDropper
 from redisson_py.testing.owners import Flavor

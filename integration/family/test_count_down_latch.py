@@ -17,7 +17,7 @@ from kind_helpers import by_slot, listening, publish_command
 from object_helpers import client_through, clocked, java_client
 
 from redisson_py import ArgumentError, ArgumentTypeError
-from redisson_py.core import latch_flows
+from redisson_py.core.flows import count_down_latch as latch_flows
 from redisson_py.core.scripts import latch as scripts
 from redisson_py.core.scripts import requests
 from redisson_py.testing import Topology

@@ -25,7 +25,7 @@ from kind_helpers import (
 )
 
 from redisson_py import LockNotOwnedError, LockReentryError
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 

@@ -11,7 +11,7 @@ from typing import Any
 import redis
 from kind_helpers import by_slot, publish_command, raw_master
 
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 

@@ -18,8 +18,8 @@ import redisson_py
 from redisson_py import Config, Fence, LockNotOwnedError, RedissonError, StaleTokenError
 from redisson_py import asyncio as aio
 from redisson_py.config import ConstantDelay
-from redisson_py.core import naming
-from redisson_py.core.scripts.fencing import FENCED_WRITE
+from redisson_py.core.routing import naming
+from redisson_py.core.scripts.fenced_resource import FENCED_WRITE
 from redisson_py.testing import Topology
 from redisson_py.testing.faults.proxy import ReplyDropper
 from redisson_py.testing.owners import Flavor

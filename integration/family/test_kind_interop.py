@@ -18,7 +18,7 @@ import pytest
 import redis
 from kind_helpers import by_slot, listening, owner_field, publish_command, raw_master
 
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 

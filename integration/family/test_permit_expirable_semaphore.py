@@ -26,7 +26,7 @@ from redisson_py import (
     Redisson,
     RedissonError,
 )
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.core.scripts import permit_semaphore as scripts
 from redisson_py.testing import Topology
 from redisson_py.testing.faults.proxy import ReplyDropper

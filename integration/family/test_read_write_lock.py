@@ -15,7 +15,7 @@ import pytest
 from kind_helpers import by_slot, kill, listening, owner_field, raw_master, reader, running
 
 from redisson_py import LockLost, LockNotOwnedError
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor, Owner
 

@@ -25,7 +25,7 @@ from redisson_py import (
     Config,
     Redisson,
 )
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.core.scripts import semaphore as scripts
 from redisson_py.testing import Topology
 from redisson_py.testing.faults.proxy import ReplyDropper

@@ -19,7 +19,7 @@ from redisson_py import (
     ConstantBackOff,
     ExponentialBackOff,
 )
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 

@@ -23,9 +23,9 @@ import pytest
 import redis
 
 from redisson_py import LockLost, LockNotOwnedError
-from redisson_py.core import naming
-from redisson_py.core.holds import safety_margin
-from redisson_py.core.renewal import REPORT_GAP
+from redisson_py.core.flows.watchdog import REPORT_GAP
+from redisson_py.core.routing import naming
+from redisson_py.core.state.holds import safety_margin
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 

@@ -34,7 +34,7 @@ from redisson_py import (
     RedissonError,
 )
 from redisson_py.config import ConstantDelay
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 from redisson_py.testing.topologies.node import Node

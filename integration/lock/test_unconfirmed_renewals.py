@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from redisson_py import LockLost, LockNotOwnedError, NoSyncedReplicasError, PermitNotHeldError
-from redisson_py.core.holds import safety_margin
-from redisson_py.core.renewal import REPORT_GAP
+from redisson_py.core.flows.watchdog import REPORT_GAP
+from redisson_py.core.state.holds import safety_margin
 from redisson_py.events import LockEvent
 from redisson_py.testing import Node, Topology, eventually
 from redisson_py.testing.owners import Flavor

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from redisson_py.core.naming import channel_name, key_slot
+from redisson_py.core.routing.naming import channel_name, key_slot
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
 

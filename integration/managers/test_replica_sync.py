@@ -19,7 +19,7 @@ import pytest
 
 from redisson_py import ConfigError, LockUnavailableError, NoSyncedReplicasError
 from redisson_py.config import LockSyncMode
-from redisson_py.core.naming import key_slot
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Node, Topology, eventually
 from redisson_py.testing.backends.binaries import ENV_VAR, valkey_binary
 from redisson_py.testing.owners import Flavor

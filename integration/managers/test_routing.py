@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from redisson_py.core.naming import channel_name, key_slot
+from redisson_py.core.routing.naming import channel_name, key_slot
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 

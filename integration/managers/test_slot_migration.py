@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from redisson_py.core.naming import key_slot
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
 

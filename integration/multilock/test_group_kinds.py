@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from redisson_py import LockReentryError
-from redisson_py.core import naming
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 

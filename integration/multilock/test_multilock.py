@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from redisson_py import LockNotOwnedError
-from redisson_py.core.naming import key_slot
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 

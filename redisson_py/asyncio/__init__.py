@@ -18,9 +18,9 @@ from redisson_py.asyncio.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.asyncio.read_write_lock import ReadLock, ReadWriteLock, WriteLock
 from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.config import Config
-from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
-from redisson_py.core.fencing import Fence
-from redisson_py.core.holds import LockLost
+from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
+from redisson_py.core.flows.fenced_resource import Fence
+from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
     ArgumentTypeError,

@@ -26,9 +26,9 @@ from redisson_py.asyncio.read_write_lock import ReadWriteLock
 from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.asyncio.watchdog import Watchdog
 from redisson_py.config.model import Config
-from redisson_py.core.backoff import BackOff
+from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
-from redisson_py.core.holds import LostCallback
+from redisson_py.core.state.holds import LostCallback
 
 P = ParamSpec("P")
 R = TypeVar("R")

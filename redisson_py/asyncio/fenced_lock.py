@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import Lock
-from redisson_py.core import fenced_flows
-from redisson_py.core.fencing import Fence
+from redisson_py.core.flows import fenced_lock as fenced_flows
+from redisson_py.core.flows.fenced_resource import Fence
+from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.handles import check_lease, check_wait
-from redisson_py.core.lock_kinds import FENCED
 
 
 class FencedLock(Lock):

@@ -1,5 +1,5 @@
 """The fenced resource: a value in Redis that accepts writes only from the holder of the
-highest fencing token it has seen (see :mod:`redisson_py.core.fencing`)."""
+highest fencing token it has seen (see :mod:`redisson_py.core.flows.fenced_resource`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any, TypeVar
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
-from redisson_py.core import fencing
 from redisson_py.core.effects import Effect
-from redisson_py.core.fencing import Fence, ResourceRef, Value
+from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.fenced_resource import Fence, ResourceRef, Value
 from redisson_py.core.handles import check_name
-from redisson_py.core.lock_flows import guarded
-from redisson_py.core.naming import owner_field
-from redisson_py.core.scripts.fencing import DELETE, HSET, SET
+from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.scripts.fenced_resource import DELETE, HSET, SET
 from redisson_py.errors import ClientClosedError
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ from typing import Self
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
-from redisson_py.core import lock_flows
+from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
 
 current_owner_id = primitives.current_owner_id

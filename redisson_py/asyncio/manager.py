@@ -1,12 +1,12 @@
 """The connection manager: routes each lock to its master and keeps knowing it.
 
-One manager per client. It keeps the current :class:`~redisson_py.core.topology.TopologyView`
+One manager per client. It keeps the current :class:`~redisson_py.core.routing.topology.TopologyView`
 (refreshed by a scanner loop every scan interval, at once after a connection error, a
 MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
 connections (so a ``WAIT`` follows its write on the same connection, and calls to many
 masters are sent before any reply is read), and owns the pub/sub service. Routing,
 planning, batching and the re-send rules (NOSCRIPT, MOVED, ASK) are shared
-(:class:`~redisson_py.core.manager_base.ManagerBase`, :func:`redisson_py.core.wire.settle`).
+(:class:`~redisson_py.core.routing.manager_base.ManagerBase`, :func:`redisson_py.core.routing.wire.settle`).
 
 Why not redis-py's ``RedisCluster``/``Sentinel`` clients for the lock commands: they pick
 a connection per command and retry on their own, so neither "WAIT on the connection that
@@ -35,21 +35,20 @@ from redisson_py.asyncio.pools import NodePools, checkout
 from redisson_py.asyncio.pubsub import PubSubService, Subscription, close_pubsub
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
-from redisson_py.core.effects import Call, CallResult, Direct
-from redisson_py.core.failures import note_node
-from redisson_py.core.manager_base import (
+from redisson_py.core.effects import Call, CallResult, Direct, WakeRule
+from redisson_py.core.routing.failures import note_node
+from redisson_py.core.routing.manager_base import (
     REFRESH_THROTTLE,
     ConnectionKey,
     Group,
     ManagerBase,
     pool_size,
 )
-from redisson_py.core.modes import SentinelMode
-from redisson_py.core.options import connection_kwargs_for
-from redisson_py.core.pool_registry import IdleConnections
-from redisson_py.core.subscriptions import WakeRule
-from redisson_py.core.topology import attached_replicas, parse_switch_master
-from redisson_py.core.wire import Planned, as_refusal, finished, pack, settle
+from redisson_py.core.routing.modes import SentinelMode
+from redisson_py.core.routing.pool_registry import IdleConnections
+from redisson_py.core.routing.topology import attached_replicas, parse_switch_master
+from redisson_py.core.routing.wire import Planned, as_refusal, finished, pack, settle
+from redisson_py.core.state.options import connection_kwargs_for
 
 log = logging.getLogger("redisson_py.connection")
 

@@ -7,7 +7,7 @@ from typing import Any, Self
 
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import LockProtocol, current_owner_id
-from redisson_py.core import multi_flows
+from redisson_py.core.flows import multilock as multi_flows
 from redisson_py.core.handles import GroupHandle, RedLockHandle, owner_of
 
 

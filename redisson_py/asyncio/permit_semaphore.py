@@ -4,9 +4,16 @@ and channel)."""
 from __future__ import annotations
 
 from redisson_py.asyncio.driver import run
-from redisson_py.core import objects, permit_flows, semaphore_flows
+from redisson_py.core.flows import permit_semaphore as permit_flows
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows import synchronizers as objects
 from redisson_py.core.handles import check_lease, check_wait
-from redisson_py.core.object_handles import MAX_PERMITS, ObjectHandle, check_int, check_permit_id
+from redisson_py.core.synchronizer_handles import (
+    MAX_PERMITS,
+    ObjectHandle,
+    check_int,
+    check_permit_id,
+)
 
 
 class PermitExpirableSemaphore(ObjectHandle):

@@ -1,4 +1,4 @@
-"""redis-py connection pools per node (see :mod:`redisson_py.core.pool_registry` for
+"""redis-py connection pools per node (see :mod:`redisson_py.core.routing.pool_registry` for
 how pools are keyed and why)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from redis.backoff import NoBackoff
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
-from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
+from redisson_py.core.routing.pool_registry import KwargsFor, PoolRegistry
 
 # redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.
 _NEEDS_NAME = (

@@ -1,7 +1,7 @@
 """Pub/sub: one connection and one reader loop per node, shared by the waiters.
 
 Waiters of one client share one subscription per channel
-(:class:`~redisson_py.core.subscriptions.SubscriptionTable` keeps the count and the
+(:class:`~redisson_py.core.routing.subscriptions.SubscriptionTable` keeps the count and the
 wake-up permits). Each node's connection has a reader loop that turns messages into
 permits. When that connection fails, or the manager's view moves a channel to another
 node (failover, slot migration), the channel is subscribed again where it now belongs
@@ -23,14 +23,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.config.addresses import Address
-from redisson_py.core.subscriptions import (
+from redisson_py.core.effects import WakeRule
+from redisson_py.core.routing.subscriptions import (
     ALL,
     ChannelSub,
     SubscriptionTable,
     Waiter,
-    WakeRule,
 )
-from redisson_py.core.wire import as_refusal
+from redisson_py.core.routing.wire import as_refusal
 
 if TYPE_CHECKING:
     from redisson_py.asyncio.manager import ConnectionManager
@@ -222,7 +222,7 @@ class PubSubService:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
         the node's confirmation, so a message published after this returns is seen.
         ``rule`` says how many waiters a message wakes (see
-        :func:`~redisson_py.core.subscriptions.wake_count`)."""
+        :func:`~redisson_py.core.routing.subscriptions.wake_count`)."""
         with self._lock:
             sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
             confirmed = None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from redisson_py.asyncio.lock import Lock
+from redisson_py.core.flows.lock_kinds import READ, WRITE
 from redisson_py.core.handles import check_name
-from redisson_py.core.holds import LostCallback
-from redisson_py.core.lock_kinds import READ, WRITE
+from redisson_py.core.state.holds import LostCallback
 
 
 class ReadLock(Lock):

@@ -9,7 +9,7 @@ from typing import Any
 
 from redisson_py import Config, ConnectError, Redisson
 from redisson_py.config import ConstantDelay
-from redisson_py.core.naming import key_slot
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import HarnessTimeout, Node, Topology, start_topology
 
 log = logging.getLogger("redisson_py.chaos")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from redisson_py.core.lock_kinds import ACQUIRE_LATCH_PREFIX
-from redisson_py.core.naming import owner_field
+from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX
+from redisson_py.core.routing.naming import owner_field
 from redisson_py.testing import HarnessTimeout, Node, Topology, wait_until
 from redisson_py.testing.topologies.waiting import NotYet
 

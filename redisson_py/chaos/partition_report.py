@@ -112,7 +112,7 @@ def _count(outcomes: Sequence[Outcome], test: Callable[[Outcome], object]) -> st
 
 
 def _how_told(reason: str) -> str:
-    """The kind of a lost-lock reason (see :func:`redisson_py.core.losses.expiry_reason`)."""
+    """The kind of a lost-lock reason (see :func:`redisson_py.core.state.losses.expiry_reason`)."""
     if "not confirmed" in reason:
         return "renewals not confirmed"
     if "refused" in reason:

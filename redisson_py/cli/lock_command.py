@@ -67,8 +67,8 @@ from redisson_py.cli.lock_data import (
     format_status,
     lock_status,
 )
-from redisson_py.core.holds import LockLost
 from redisson_py.core.scripts import rwlock
+from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import RedissonError
 from redisson_py.sync.client import Redisson
 

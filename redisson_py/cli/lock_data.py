@@ -2,7 +2,7 @@
 holds, told from its data alone, and what that data says (holders, waiters, tokens,
 permits).
 
-Every key is named by the library's own functions (:mod:`redisson_py.core.naming`, the
+Every key is named by the library's own functions (:mod:`redisson_py.core.routing.naming`, the
 lock kinds' ``aux_keys`` and the objects' layouts), with the topology's ``by_slot``, and
 read on the master the library routes the name to (``client.redis(name)``): all of an
 object's keys share its hash slot, so one MULTI/EXEC reads them as one snapshot.
@@ -38,9 +38,13 @@ import redis
 
 from redisson_py.cli.common import text
 from redisson_py.config import redact_address
-from redisson_py.core import latch_flows, naming, permit_flows, semaphore_flows
-from redisson_py.core.lock_kinds import ACQUIRE_LATCH_PREFIX, FAIR, FENCED, READ
-from redisson_py.core.scripts import fencing, rwlock
+from redisson_py.core.flows import count_down_latch as latch_flows
+from redisson_py.core.flows import permit_semaphore as permit_flows
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX, FAIR, FENCED, READ
+from redisson_py.core.routing import naming
+from redisson_py.core.scripts import fenced_resource as fencing
+from redisson_py.core.scripts import rwlock
 from redisson_py.core.scripts.permit_semaphore import NO_LEASE
 from redisson_py.errors import RedissonError
 

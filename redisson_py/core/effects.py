@@ -24,14 +24,38 @@ Outcomes, per effect:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
-
-from redisson_py.core.scripts import Script
-from redisson_py.core.subscriptions import WakeRule
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 Arg = str | int | float | bytes
+
+
+def to_millis(seconds: float) -> int:
+    """Seconds to whole milliseconds for Redis (PEXPIRE, WAIT, script arguments), never
+    below 1: 0 would delete a key, or make a WAIT wait for ever. The one conversion the
+    core makes; every duration in the core is in seconds until it is sent."""
+    return max(1, round(seconds * 1000))
+
+
+@dataclass(frozen=True)
+class Script:
+    """A Lua script and its SHA1, as Redis's script cache names it. The scripts
+    themselves live in :mod:`redisson_py.core.scripts`."""
+
+    name: str
+    source: str
+    sha: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha", hashlib.sha1(self.source.encode()).hexdigest())
+
+
+WakeRule = Literal["lock", "permits", "latch"]
+"""What a channel's messages announce (Redisson's ``LockPubSub``, ``SemaphorePubSub``
+and ``CountDownLatchPubSub``): see
+:func:`~redisson_py.core.routing.subscriptions.wake_count`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +149,7 @@ class Gather:
 class Subscribe:
     """Join the shared subscription to ``channel`` on the node that serves it.
     ``rule`` says how many of the channel's waiters one message wakes (see
-    :func:`redisson_py.core.subscriptions.wake_count`)."""
+    :func:`redisson_py.core.routing.subscriptions.wake_count`)."""
 
     target: Target
     channel: str

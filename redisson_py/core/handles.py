@@ -1,5 +1,5 @@
 """What the sync and asyncio lock objects share: identity, argument checks, and the
-:class:`~redisson_py.core.lock_flows.LockRef` each operation runs on.
+:class:`~redisson_py.core.flows.lock.LockRef` each operation runs on.
 
 The shells subclass these and add only the public methods, each of which runs one flow
 with the current thread (sync) or task (asyncio) as the owner.
@@ -15,17 +15,18 @@ from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
 from redisson_py.config.model import Config
-from redisson_py.core import events, quorum
-from redisson_py.core.client_state import ClientState
 from redisson_py.core.effects import Effect
-from redisson_py.core.events import LockEvent
-from redisson_py.core.group_holds import GroupState
-from redisson_py.core.holds import LostCallback
-from redisson_py.core.lock_flows import LockRef, guarded
-from redisson_py.core.lock_kinds import REENTRANT, LockKind
-from redisson_py.core.manager_base import ManagerBase
-from redisson_py.core.naming import owner_field, prefixed_name
-from redisson_py.core.options import lock_settings
+from redisson_py.core.flows import quorum
+from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind, LockRef
+from redisson_py.core.routing.manager_base import ManagerBase
+from redisson_py.core.routing.naming import owner_field, prefixed_name
+from redisson_py.core.state import events
+from redisson_py.core.state.client_state import ClientState
+from redisson_py.core.state.events import LockEvent
+from redisson_py.core.state.group_holds import GroupState
+from redisson_py.core.state.holds import LostCallback
+from redisson_py.core.state.options import lock_settings
 from redisson_py.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -117,7 +118,7 @@ class LockHandle:
     every other lock kind's class in both shells."""
 
     kind: LockKind = REENTRANT
-    """The kind of lock: its data layout and scripts (see :mod:`redisson_py.core.lock_kinds`)."""
+    """The kind of lock: its data layout and scripts (see :mod:`redisson_py.core.flows.lock_kinds`)."""
 
     def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
         check_name(name)
@@ -183,7 +184,7 @@ class LockHandle:
         self, owner_id: int | str, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
     ) -> Generator[Effect, Any, T]:
         """``flow(ref, *args)`` for this lock and owner, its errors made ours
-        (:func:`~redisson_py.core.lock_flows.guarded`)."""
+        (:func:`~redisson_py.core.flows.lock.guarded`)."""
         ref = self._ref(owner_id)
         return guarded(ref, flow(ref, *args))
 

@@ -12,9 +12,9 @@ from typing import ParamSpec, TypeVar
 import redis
 
 from redisson_py.config.model import Config
-from redisson_py.core.backoff import BackOff
+from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
-from redisson_py.core.holds import LostCallback
+from redisson_py.core.state.holds import LostCallback
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.count_down_latch import CountDownLatch
 from redisson_py.sync.fenced_lock import FencedLock

@@ -1,20 +1,20 @@
 # GENERATED from redisson_py/asyncio/fenced_resource.py by scripts/generate_sync.py: do not edit.
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
 """The fenced resource: a value in Redis that accepts writes only from the holder of the
-highest fencing token it has seen (see :mod:`redisson_py.core.fencing`)."""
+highest fencing token it has seen (see :mod:`redisson_py.core.flows.fenced_resource`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
-from redisson_py.core import fencing
 from redisson_py.core.effects import Effect
-from redisson_py.core.fencing import Fence, ResourceRef, Value
+from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.fenced_resource import Fence, ResourceRef, Value
 from redisson_py.core.handles import check_name
-from redisson_py.core.lock_flows import guarded
-from redisson_py.core.naming import owner_field
-from redisson_py.core.scripts.fencing import DELETE, HSET, SET
+from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.scripts.fenced_resource import DELETE, HSET, SET
 from redisson_py.errors import ClientClosedError
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run

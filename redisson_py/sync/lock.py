@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-from redisson_py.core import lock_flows
+from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run

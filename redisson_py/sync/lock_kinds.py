@@ -2,15 +2,15 @@
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
 """The reentrant lock's siblings (Redisson's ``RFairLock``, ``RSpinLock`` and their
 non-reentrant twins): the :class:`~redisson_py.Lock` API on other data layouts.
-What each kind does differently lives in :mod:`redisson_py.core.lock_kinds`."""
+What each kind does differently lives in :mod:`redisson_py.core.flows.lock_kinds`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from redisson_py.core.backoff import BackOff, ConstantBackOff, ExponentialBackOff
-from redisson_py.core.holds import LostCallback
-from redisson_py.core.lock_kinds import FAIR, NON_REENTRANT, NON_REENTRANT_FAIR, SpinKind
+from redisson_py.core.flows.backoff import BackOff, ConstantBackOff, ExponentialBackOff
+from redisson_py.core.flows.lock_kinds import FAIR, NON_REENTRANT, NON_REENTRANT_FAIR, SpinKind
+from redisson_py.core.state.holds import LostCallback
 from redisson_py.errors import ArgumentTypeError
 from redisson_py.sync.lock import Lock
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-from redisson_py.core import multi_flows
+from redisson_py.core.flows import multilock as multi_flows
 from redisson_py.core.handles import GroupHandle, RedLockHandle, owner_of
 from redisson_py.sync.driver import run
 from redisson_py.sync.lock import LockProtocol, current_owner_id

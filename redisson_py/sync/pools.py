@@ -1,6 +1,6 @@
 # GENERATED from redisson_py/asyncio/pools.py by scripts/generate_sync.py: do not edit.
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
-"""redis-py connection pools per node (see :mod:`redisson_py.core.pool_registry` for
+"""redis-py connection pools per node (see :mod:`redisson_py.core.routing.pool_registry` for
 how pools are keyed and why)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from redis.connection import Connection, SSLConnection
 from redis.retry import Retry
 
 from redisson_py.config.addresses import Address
-from redisson_py.core.pool_registry import KwargsFor, PoolRegistry
+from redisson_py.core.routing.pool_registry import KwargsFor, PoolRegistry
 from redisson_py.sync import _primitives as primitives
 
 # redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.

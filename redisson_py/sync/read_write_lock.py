@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from redisson_py.core.flows.lock_kinds import READ, WRITE
 from redisson_py.core.handles import check_name
-from redisson_py.core.holds import LostCallback
-from redisson_py.core.lock_kinds import READ, WRITE
+from redisson_py.core.state.holds import LostCallback
 from redisson_py.sync.lock import Lock
 
 

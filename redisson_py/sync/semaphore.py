@@ -7,9 +7,10 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-from redisson_py.core import objects, semaphore_flows
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows import synchronizers as objects
 from redisson_py.core.handles import check_wait
-from redisson_py.core.object_handles import MAX_PERMITS, ObjectHandle, check_int
+from redisson_py.core.synchronizer_handles import MAX_PERMITS, ObjectHandle, check_int
 from redisson_py.sync.driver import run
 
 

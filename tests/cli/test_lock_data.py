@@ -8,8 +8,11 @@ import pytest
 
 from redisson_py.cli import build_parser
 from redisson_py.cli.lock_data import KeyNames, Snapshot, classify, format_status
-from redisson_py.core import latch_flows, naming, permit_flows, semaphore_flows
-from redisson_py.core.lock_kinds import FAIR, FENCED, READ
+from redisson_py.core.flows import count_down_latch as latch_flows
+from redisson_py.core.flows import permit_semaphore as permit_flows
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows.lock_kinds import FAIR, FENCED, READ
+from redisson_py.core.routing import naming
 from redisson_py.core.scripts.permit_semaphore import NO_LEASE
 
 OWNER = "0b9f3b4e-9d53-4f4e-a8f6-1c2d3e4f5a6b:1"

@@ -10,12 +10,15 @@ import time
 import pytest
 from test_lock_flows import Stepper, granted, make_ref
 
-from redisson_py.core import lock_flows, losses, scripts
+from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, ScriptCommand
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import lock_kinds
+from redisson_py.core.state import losses
 from redisson_py.errors import ArgumentError, LockNotOwnedError
 
 
-def leased_hold(lease: float) -> lock_flows.LockRef:
+def leased_hold(lease: float) -> lock_kinds.LockRef:
     ref = make_ref()
     step = Stepper(lock_flows.try_lock(ref, 0.0, lease))
     step.send(granted())

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from test_lock_flows import Target
 
-from redisson_py.core import lock_flows, renewal, scripts
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core import scripts
 from redisson_py.core.effects import (
     Call,
     CallResult,
@@ -24,6 +23,10 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.state.client_state import ClientState, LockSettings
 
 
 class FakeClock:
@@ -79,7 +82,7 @@ def drive_contended_wait(
 def test_a_timed_wait_ends_when_the_fake_clock_passes_its_deadline() -> None:
     clock = FakeClock()
     state = ClientState(LockSettings(), clock=clock)
-    ref = lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+    ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
     log: list[str] = []
     started = time.monotonic()
     acquired = drive_contended_wait(lock_flows.try_lock(ref, 2.5, None), clock, log)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from redisson_py.core import fenced_flows, lock_flows
-from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import Call, CallResult, ScriptCommand, Subscribe, Unsubscribe
-from redisson_py.core.lock_kinds import FENCED
-from redisson_py.core.naming import key_slot
-from redisson_py.core.scripts.fenced import ACQUIRE_FENCED
+from redisson_py.core.flows import fenced_lock as fenced_flows
+from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows.lock_kinds import FENCED
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.core.scripts.fenced_lock import ACQUIRE_FENCED
+from redisson_py.core.state.client_state import ClientState, LockSettings
 
 
 class Target:
@@ -21,9 +22,9 @@ class Target:
         return "redis://127.0.0.1:6379"
 
 
-def make_ref() -> lock_flows.LockRef:
+def make_ref() -> lock_kinds.LockRef:
     state = ClientState(LockSettings())
-    return lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state, kind=FENCED)
+    return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state, kind=FENCED)
 
 
 def finish(flow: Any, value: Any) -> Any:

@@ -14,14 +14,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from test_lock_flows import Stepper
 
-from redisson_py.core import fenced_flows, fencing, lock_flows
-from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import Call, CallResult, ScriptCommand, Sleep
-from redisson_py.core.fencing import Fence, ResourceRef
-from redisson_py.core.lock_kinds import FENCED
-from redisson_py.core.naming import key_slot
-from redisson_py.core.scripts.fenced import FENCE_OF_HOLDER
-from redisson_py.core.scripts.fencing import FENCED_WRITE, HSET, SET
+from redisson_py.core.flows import calls, lock_kinds
+from redisson_py.core.flows import fenced_lock as fenced_flows
+from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows.fenced_resource import Fence, ResourceRef
+from redisson_py.core.flows.lock_kinds import FENCED
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.core.scripts.fenced_lock import FENCE_OF_HOLDER
+from redisson_py.core.scripts.fenced_resource import FENCED_WRITE, HSET, SET
+from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -132,7 +134,7 @@ def test_a_write_retried_after_a_lost_reply_keeps_its_request_id() -> None:
 
 def test_a_write_gives_up_after_the_configured_retries_with_an_error_naming_the_resource() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.guarded(ref, fencing.write(ref, 7, SET, ("x",))))
+    step = Stepper(calls.guarded(ref, fencing.write(ref, 7, SET, ("x",))))
     for _ in range(2):
         assert isinstance(step.throw(RedisConnectionError("down")), Sleep)
         step.send(None)
@@ -143,7 +145,7 @@ def test_a_write_gives_up_after_the_configured_retries_with_an_error_naming_the_
 
 def test_an_error_reply_is_a_redisson_error_naming_the_resource_and_node() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.guarded(ref, fencing.write(ref, 7, HSET, ("f", "v"))))
+    step = Stepper(calls.guarded(ref, fencing.write(ref, 7, HSET, ("f", "v"))))
     with pytest.raises(
         RedissonError,
         match=f"fenced resource 'ledger': {ADDRESS} answered with an error: WRONGTYPE",
@@ -207,9 +209,9 @@ def test_reads_decode_their_replies() -> None:
         assert step.result == {b"a": b"1", b"b": b"2"}
 
 
-def make_lock_ref() -> lock_flows.LockRef:
+def make_lock_ref() -> lock_kinds.LockRef:
     state = ClientState(LockSettings())
-    return lock_flows.LockRef("ledger", f"{state.client_id}:1", Target(), state, kind=FENCED)
+    return lock_kinds.LockRef("ledger", f"{state.client_id}:1", Target(), state, kind=FENCED)
 
 
 def test_the_fence_is_the_holders_token_and_owner_read_in_one_script() -> None:

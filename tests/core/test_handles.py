@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.handles import GroupHandle, LockHandle
-from redisson_py.core.holds import LockLost
+from redisson_py.core.state.client_state import ClientState, LockSettings
+from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import ClientClosedError
 
 

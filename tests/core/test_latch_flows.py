@@ -11,13 +11,14 @@ from test_fake_clock import FakeClock
 from test_lock_flows import Stepper
 from test_semaphore_flows import make_ref, script_of
 
-from redisson_py.core import latch_flows, objects
 from redisson_py.core.effects import Call, CallResult, Sleep, Subscribe, Unsubscribe, WaitSignal
-from redisson_py.core.lock_flows import guarded
-from redisson_py.core.naming import key_slot
-from redisson_py.core.objects import ObjectRef
+from redisson_py.core.flows import count_down_latch as latch_flows
+from redisson_py.core.flows import synchronizers as objects
+from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.synchronizers import ObjectRef
+from redisson_py.core.flows.waiting import RECHECK
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.core.scripts import latch, requests
-from redisson_py.core.waiting import RECHECK
 from redisson_py.errors import ConnectError
 
 

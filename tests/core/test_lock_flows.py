@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from redisson_py.core import lock_flows, losses, scripts
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core import scripts
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -27,6 +26,10 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import lock_kinds
+from redisson_py.core.state import losses
+from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError
 
 
@@ -42,9 +45,9 @@ class Target:
         return "redis://127.0.0.1:6379"
 
 
-def make_ref(**settings: Any) -> lock_flows.LockRef:
+def make_ref(**settings: Any) -> lock_kinds.LockRef:
     state = ClientState(LockSettings(retry_attempts=2, **settings))
-    return lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+    return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
 
 
 def script_of(effect: Effect) -> ScriptCommand:
@@ -197,7 +200,7 @@ def test_a_refusal_after_an_unanswered_attempt_still_undoes_the_request() -> Non
     # sockets read once a frozen server resumes): it could still grant the lock then.
     now = [0.0]
     state = ClientState(LockSettings(retry_delay=lambda attempt: 0.5), clock=lambda: now[0])
-    ref = lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+    ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
     step = Stepper(lock_flows.try_lock(ref, 1.0, None))
     request_id = script_of(step.effect).args[3]
     assert isinstance(step.throw(RedisConnectionError("no reply")), Sleep)

@@ -14,9 +14,6 @@ import pytest
 from test_fake_clock import FakeClock
 from test_lock_flows import Stepper, Target, granted, held
 
-from redisson_py.core import lock_flows, lock_kinds, renewal
-from redisson_py.core.backoff import ConstantBackOff, ExponentialBackOff
-from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -29,16 +26,21 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.scripts import fair, rwlock
+from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import ArgumentError, LockReentryError
 
 
-def make_ref(kind: lock_kinds.LockKind, **settings: Any) -> lock_flows.LockRef:
+def make_ref(kind: lock_kinds.LockKind, **settings: Any) -> lock_kinds.LockRef:
     state = ClientState(
         LockSettings(retry_attempts=2, **settings), clock=FakeClock(), wall_clock=lambda: 1000.0
     )
     owner = f"{state.client_id}:1{kind.owner_suffix}"
-    return lock_flows.LockRef("res", owner, Target(), state, kind=kind)
+    return lock_kinds.LockRef("res", owner, Target(), state, kind=kind)
 
 
 def command_of(effect: Effect | None) -> ScriptCommand:

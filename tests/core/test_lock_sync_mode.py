@@ -8,8 +8,8 @@ from redisson_py import Config, ConfigError
 from redisson_py.config import LockSyncMode
 from redisson_py.config.addresses import parse_address
 from redisson_py.core.effects import Call
-from redisson_py.core.manager_base import ManagerBase
-from redisson_py.core.topology import TopologyView
+from redisson_py.core.routing.manager_base import ManagerBase
+from redisson_py.core.routing.topology import TopologyView
 
 YAML = "singleServerConfig:\n  address: redis://127.0.0.1:6379\n"
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import redisson_py
 import redisson_py.asyncio
-from redisson_py.core import naming
-from redisson_py.core.naming import (
+from redisson_py.core.routing import naming
+from redisson_py.core.routing.naming import (
     SLOT_COUNT,
     channel_name,
     hashtag,

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from redisson_py.core import quorum
+from redisson_py.core.flows import quorum
 
 
 @pytest.mark.parametrize(("members", "need"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (7, 4)])

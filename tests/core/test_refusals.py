@@ -29,11 +29,21 @@ from test_lock_flows import Stepper, Target, granted, held, script_of
 
 from redisson_py import ConnectError, RedissonError, ServerRefusedError
 from redisson_py.config.addresses import parse_address
-from redisson_py.core import failures, lock_flows, multi_flows, refusals, scripts
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Gather, Sleep, Subscribe
-from redisson_py.core.refusals import REFUSALS, Refusal, TransientRefusal, error_code, refusal_of
-from redisson_py.core.wire import Fail, Planned, as_refusal, interpret
+from redisson_py.core.flows import calls, lock_kinds
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import multilock as multi_flows
+from redisson_py.core.routing import failures, refusals
+from redisson_py.core.routing.refusals import (
+    REFUSALS,
+    Refusal,
+    TransientRefusal,
+    error_code,
+    refusal_of,
+)
+from redisson_py.core.routing.wire import Fail, Planned, as_refusal, interpret
+from redisson_py.core.state.client_state import ClientState, LockSettings
 
 ADDRESS = "redis://127.0.0.1:6379"
 SHA = "f6e6a984f39d99fef4b3970e896ed31bb5765662"
@@ -210,10 +220,10 @@ def test_what_is_transient() -> None:
     assert set(REFUSALS) - transient == {"OOM", "MISCONF"}
     # What the flows retry: transient refusals, with connection errors and timeouts
     # (LOADING comes as redis-py's BusyLoadingError, a ConnectionError).
-    assert isinstance(refusals.refused("BUSY", "x", ADDRESS), lock_flows.RETRYABLE)
-    assert not isinstance(refusals.refused("OOM", "x", ADDRESS), lock_flows.RETRYABLE)
-    assert isinstance(BusyLoadingError("loading"), lock_flows.RETRYABLE)
-    assert set(lock_flows.RETRYABLE) <= set(lock_flows.WAIT_THROUGH)
+    assert isinstance(refusals.refused("BUSY", "x", ADDRESS), calls.RETRYABLE)
+    assert not isinstance(refusals.refused("OOM", "x", ADDRESS), calls.RETRYABLE)
+    assert isinstance(BusyLoadingError("loading"), calls.RETRYABLE)
+    assert set(calls.RETRYABLE) <= set(calls.WAIT_THROUGH)
 
 
 def _planned() -> Planned:
@@ -312,10 +322,10 @@ class Clock:
         return self.now
 
 
-def make_ref(clock: Clock, **settings: Any) -> lock_flows.LockRef:
+def make_ref(clock: Clock, **settings: Any) -> lock_kinds.LockRef:
     settings.setdefault("retry_delay", lambda attempt: 0.5)
     state = ClientState(LockSettings(**settings), clock=clock)
-    return lock_flows.LockRef("res", f"{state.client_id}:1", Target(), state)
+    return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
 
 
 NOREPLICAS = f"NOREPLICAS {NOREPLICAS_TEXT}"
@@ -344,7 +354,7 @@ def test_a_wait_retries_a_refusal_to_its_deadline_and_names_it() -> None:
     # Every retry is the wait's own (outlast_failures): see the next test for the
     # call's own retries.
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(lock_flows.guarded(ref, lock_flows.try_lock(ref, 2.0, None)))
+    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 2.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         _refuse_until_the_deadline(step, clock, NOREPLICAS)
     assert clock.now == pytest.approx(2.0)  # every pause, cut to the deadline
@@ -358,7 +368,7 @@ def test_a_wait_retries_a_refusal_to_its_deadline_and_names_it() -> None:
 def test_a_refusal_retried_within_one_call_leaves_nothing_to_undo() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=4)  # the call's own retries, before the wait's
-    step = Stepper(lock_flows.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
+    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
     with pytest.raises(ServerRefusedError):
         _refuse_until_the_deadline(step, clock, NOREPLICAS)
 
@@ -394,7 +404,7 @@ def test_a_refusal_at_the_last_try_leaves_nothing_to_undo() -> None:
 def test_loading_is_a_refusal_not_an_unanswered_acquire() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(lock_flows.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
+    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         _refuse_until_the_deadline(step, clock, "LOADING Redis is loading the dataset in memory")
     assert (raised.value.refusal, raised.value.address) == ("LOADING", ADDRESS)
@@ -404,7 +414,7 @@ def test_loading_is_a_refusal_not_an_unanswered_acquire() -> None:
 def test_a_lasting_refusal_is_raised_at_once() -> None:
     clock = Clock()
     ref = make_ref(clock)
-    step = Stepper(lock_flows.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
+    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         step.throw(_refusal("OOM command not allowed when used memory > 'maxmemory'."))
     assert raised.value.refusal == "OOM" and not raised.value.transient
@@ -414,7 +424,7 @@ def test_a_lasting_refusal_is_raised_at_once() -> None:
 def test_a_key_of_another_type_fails_at_once_with_the_hint() -> None:
     clock = Clock()
     ref = make_ref(clock)
-    step = Stepper(lock_flows.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
+    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
     with pytest.raises(RedissonError, match="something other than a lock") as raised:
         step.throw(_refusal("WRONGTYPE Operation against a key holding the wrong kind of value"))
     assert not isinstance(raised.value, ServerRefusedError)
@@ -443,7 +453,7 @@ def test_unlock_retries_a_refusal_through_its_retries_then_names_it() -> None:
     take = Stepper(lock_flows.try_lock(ref, 0.0, 10.0))
     take.send(granted())
     assert take.result is True
-    step = Stepper(lock_flows.guarded(ref, lock_flows.unlock(ref)))
+    step = Stepper(calls.guarded(ref, lock_flows.unlock(ref)))
     pauses = []
     with pytest.raises(ServerRefusedError) as raised:
         while True:
@@ -464,7 +474,7 @@ def test_an_undo_retries_a_refusal_until_it_is_answered() -> None:
     clock = Clock()
     ref = make_ref(clock)
     command = lock_flows.AcquireRequest(ref, None).undo_command()
-    step = Stepper(lock_flows.undo_in_background(ref, command, 30.0))
+    step = Stepper(calls.undo_in_background(ref, command, 30.0))
     assert script_of(step.effect) is command
     assert isinstance(step.throw(_refusal("BUSY Redis is busy running a script.")), Sleep)
     assert isinstance(step.send(None), Call)

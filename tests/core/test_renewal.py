@@ -15,11 +15,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from test_fake_clock import FakeClock
 
-from redisson_py.core import holds, losses, renewal, scripts
-from redisson_py.core.client_state import ClientState, LockSettings
+from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
-from redisson_py.core.holds import Hold
-from redisson_py.core.refusals import refused
+from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.routing.refusals import refused
+from redisson_py.core.state import holds, losses
+from redisson_py.core.state.client_state import ClientState, LockSettings
+from redisson_py.core.state.holds import Hold
 
 
 class Target:

@@ -15,8 +15,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from test_fake_clock import FakeClock
 from test_lock_flows import Stepper, Target
 
-from redisson_py.core import grants, permit_flows, semaphore_flows
-from redisson_py.core.client_state import ClientState, LockSettings
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -28,12 +26,16 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
-from redisson_py.core.lock_flows import guarded
-from redisson_py.core.naming import key_slot
-from redisson_py.core.objects import Layout, ObjectRef, object_ref
+from redisson_py.core.flows import grants
+from redisson_py.core.flows import permit_semaphore as permit_flows
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.synchronizers import Layout, ObjectRef, object_ref
+from redisson_py.core.flows.waiting import RECHECK
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.core.routing.subscriptions import ALL, wake_count
 from redisson_py.core.scripts import permit_semaphore, semaphore
-from redisson_py.core.subscriptions import ALL, wake_count
-from redisson_py.core.waiting import RECHECK
+from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import ConnectError, NoSyncedReplicasError
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from redisson_py.config.addresses import parse_address
-from redisson_py.core.subscriptions import ALL, SubscriptionTable, Waiter, wake_count
+from redisson_py.core.routing.subscriptions import ALL, SubscriptionTable, Waiter, wake_count
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,11 @@ from typing import Any
 
 from redisson_py.config import Config
 from redisson_py.config.addresses import parse_address
-from redisson_py.core.discovery import discover_sentinel
 from redisson_py.core.effects import Gather
-from redisson_py.core.modes import mode_for
-from redisson_py.core.naming import key_slot
-from redisson_py.core.topology import (
+from redisson_py.core.routing.discovery import discover_sentinel
+from redisson_py.core.routing.modes import mode_for
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.core.routing.topology import (
     TopologyView,
     keeps_replication_backlog,
     master_replica_count,

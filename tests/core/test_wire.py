@@ -9,13 +9,14 @@ import redis.connection
 from redis.exceptions import NoScriptError, OutOfMemoryError, ResponseError, TryAgainError
 
 from redisson_py.config.addresses import parse_address
-from redisson_py.core import scripts, wire
+from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Direct, ScriptCommand
-from redisson_py.core.failures import node_of
-from redisson_py.core.manager_base import Group
-from redisson_py.core.refusals import Refusal, TransientRefusal
-from redisson_py.core.topology import attached_replicas
-from redisson_py.core.wire import (
+from redisson_py.core.routing import wire
+from redisson_py.core.routing.failures import node_of
+from redisson_py.core.routing.manager_base import Group
+from redisson_py.core.routing.refusals import Refusal, TransientRefusal
+from redisson_py.core.routing.topology import attached_replicas
+from redisson_py.core.routing.wire import (
     Done,
     Fail,
     Planned,

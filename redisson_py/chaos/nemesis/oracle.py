@@ -21,8 +21,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from redisson_py import Config
-from redisson_py.core import naming
-from redisson_py.core.scripts import fencing
+from redisson_py.core.routing import naming
+from redisson_py.core.scripts import fenced_resource as fencing
 from redisson_py.errors import TopologyError
 from redisson_py.testing import Topology, wait_until
 from redisson_py.testing.network.cuts import Host

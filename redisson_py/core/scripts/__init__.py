@@ -14,7 +14,7 @@ Redisson's scripts, which only ever touch their own owner field or the whole key
 not disturbed by it. Request ids start with a letter, so a script that reads every
 field as a hold count (Redisson's read-write lock does) never takes one for a number.
 Every key a script touches shares the lock's hash slot (see
-:mod:`redisson_py.core.naming`); it is declared in KEYS unless its name is only known
+:mod:`redisson_py.core.routing.naming`); it is declared in KEYS unless its name is only known
 inside the script (a read-write lock's per-hold timeout keys, as in Redisson).
 
 Scripts that publish take the publish command as an argument (``publish``, or
@@ -23,21 +23,7 @@ Scripts that publish take the publish command as an argument (``publish``, or
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class Script:
-    """A Lua script and its SHA1, as Redis's script cache names it."""
-
-    name: str
-    source: str
-    sha: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sha", hashlib.sha1(self.source.encode()).hexdigest())
-
+from redisson_py.core.effects import Script
 
 # --- pieces shared by several scripts (Lua, spliced in where the scripts say) ---
 

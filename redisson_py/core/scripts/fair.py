@@ -18,7 +18,8 @@ wait.
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, old_hold_check, publish, request_check
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import old_hold_check, publish, request_check
 
 QUEUE_PREFIX = "redisson_lock_queue"
 TIMEOUT_PREFIX = "redisson_lock_timeout"

@@ -3,7 +3,7 @@
 Data layout, Redisson's: the count is a plain integer string at the key ``name``; no
 key means a count of 0 (the latch is open). Its channel is
 ``redisson_countdownlatch__channel__{name}`` (see
-:func:`redisson_py.core.latch_flows.channel_name` for the one cluster exception), on
+:func:`redisson_py.core.flows.count_down_latch.channel_name` for the one cluster exception), on
 which ``0`` announces that the count reached zero (waiters wake) and ``1`` that a new
 count was set (waiters keep waiting).
 
@@ -15,7 +15,8 @@ count is :data:`~redisson_py.core.scripts.requests.TRY_SET`, with
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.requests import remembered
 
 CHANNEL_PREFIX = "redisson_countdownlatch__channel__"

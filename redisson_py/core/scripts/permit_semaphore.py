@@ -20,7 +20,8 @@ request's latch (scripts that change state); arguments: ``ARGV[1]`` the latch li
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.requests import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
 
 TIMEOUT_SUFFIX = "timeout"

@@ -20,7 +20,8 @@ lifetime (longer than every retry of the call). Redisson's own scripts never rea
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import publish
 
 REQUEST_PREFIX = "redisson_py_request"
 """The latch keys' prefix: ``redisson_py_request:{name}:<request id>``."""

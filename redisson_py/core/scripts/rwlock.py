@@ -28,7 +28,8 @@ find no hold, and the watchdog reports the hold lost at its next round.
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, old_hold_check, publish, request_check
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import old_hold_check, publish, request_check
 
 CHANNEL_PREFIX = "redisson_rwlock"
 WRITE_SUFFIX = ":write"

@@ -13,7 +13,8 @@ lifetime (ms); scripts that publish take the publish command (``publish``,
 
 from __future__ import annotations
 
-from redisson_py.core.scripts import Script, publish
+from redisson_py.core.effects import Script
+from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.requests import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
 
 CHANNEL_PREFIX = "redisson_sc"

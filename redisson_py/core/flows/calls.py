@@ -1,0 +1,304 @@
+"""How every flow calls Redis: retries, deadlines, undoing, errors, naps.
+
+The lock, semaphore, latch and fenced-resource flows all act on a :class:`Subject` (a
+lock's ref or a semaphore's or latch's ref) and make their calls through these helpers,
+so retry rules, deadlines and error wrapping are the same for every object:
+
+- :func:`call_with_retry` retries connection errors and transient refusals, up to a
+  deadline; :func:`read` is one read-only command through it;
+- :func:`outlast_failures` keeps a waiter waiting through what a failover looks like;
+- :func:`undo_in_background` and :func:`undo_unsynced` take back what may have been
+  applied; :func:`unsynced_extension` judges an extension too few replicas acknowledged;
+- :func:`guarded` and :func:`reply_error` turn what leaves a flow into a
+  :class:`~redisson_py.RedissonError` naming the object and its node;
+- :func:`nap` is a waiter's sleep.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator
+from typing import Any, Protocol, TypeVar
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from redisson_py.core.effects import (
+    Background,
+    Call,
+    CallResult,
+    Command,
+    Effect,
+    ScriptCommand,
+    Sleep,
+    Target,
+    WaitSignal,
+)
+from redisson_py.core.routing import failures
+from redisson_py.core.routing.refusals import TransientRefusal, refusal_of
+from redisson_py.core.state.client_state import ClientState
+from redisson_py.core.state.holds import Hold, safe_end
+from redisson_py.errors import ClientClosedError, NoSyncedReplicasError, RedissonError
+
+T = TypeVar("T")
+
+log = logging.getLogger("redisson_py.lock")
+
+RETRYABLE: tuple[type[BaseException], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    TransientRefusal,
+)
+"""Errors after which a command is retried: connection errors, timeouts, and a node's
+transient refusals (NOREPLICAS, READONLY, BUSY...; LOADING comes as redis-py's
+``BusyLoadingError``, a ConnectionError), which leave nothing applied: see
+:mod:`redisson_py.core.routing.refusals`."""
+
+WAIT_THROUGH: tuple[type[BaseException], ...] = (NoSyncedReplicasError, *RETRYABLE)
+"""Errors a waiting acquire outlasts while its wait time lasts (what a failover raises,
+and a node's transient refusals)."""
+
+WARN_EVERY = 10
+"""A wait with no deadline logs a WARNING at its 1st, 11th, 21st... failure."""
+
+POLL_WITHOUT_SUBSCRIPTION = 0.5
+"""Longest sleep between tries when the unlock channel could not be subscribed."""
+
+
+class Subject(Protocol):
+    """What the shared helpers below (:func:`call_with_retry`, :func:`undo_in_background`,
+    :func:`undo_unsynced`, :func:`outlast_failures`, :func:`guarded`, :func:`read`) need
+    of the object they act on: a lock's :class:`~redisson_py.core.flows.lock_kinds.LockRef`, or a semaphore's or latch's
+    ref (:class:`redisson_py.core.flows.synchronizers.ObjectRef`)."""
+
+    @property
+    def name(self) -> str:
+        """The object's key, which routes its commands."""
+
+    @property
+    def target(self) -> Target: ...
+
+    @property
+    def state(self) -> ClientState: ...
+
+    @property
+    def subject(self) -> str:
+        """How messages name it (``lock 'x'``, ``semaphore 'x'``)."""
+
+
+def call_with_retry(
+    ref: Subject,
+    commands: Callable[[int], tuple[Command, ...]],
+    *,
+    sync_replicas: float | None = None,
+    deadline: float | None = None,
+) -> Generator[Effect, Any, CallResult]:
+    """Run ``commands(unanswered)`` on the lock's master, retrying connection errors
+    and transient refusals.
+
+    ``unanswered`` is how many earlier attempts went unanswered (0 first): a connection
+    error or a timeout leaves an attempt's outcome unknown (the server may still run
+    it), a refusal does not (nothing was applied; see
+    :mod:`redisson_py.core.routing.refusals`). Retries follow the config's retry attempts and
+    delay, and stop at ``deadline`` (monotonic seconds; None: no deadline): no retry
+    starts after it and no pause runs past it, so a call ends at most one command
+    timeout after the deadline. The manager re-resolves the master between tries, so a
+    retry lands on the new master after a failover.
+    """
+    settings = ref.state.settings
+    attempt = unanswered = 0
+    while True:
+        if ref.state.closed:  # shut down while this call waited or retried
+            raise ClientClosedError(f"{ref.subject}: the client is shut down")
+        try:
+            result: CallResult = yield Call(
+                ref.target, ref.name, commands(unanswered), sync_replicas=sync_replicas
+            )
+            return result
+        except RETRYABLE as error:
+            if refusal_of(error) is None:
+                unanswered += 1
+            attempt += 1
+            left = None if deadline is None else deadline - ref.state.clock()
+            if attempt > settings.retry_attempts or (left is not None and left <= 0):
+                raise
+            pause = settings.retry_delay(attempt)
+            if left is not None and pause >= left:
+                # The pause would end at the deadline: no try could follow it.
+                yield Sleep(left)
+                raise
+            yield Sleep(pause)
+
+
+def reply_error(ref: Subject, error: BaseException) -> RedissonError:
+    """The error to raise for an error reply to a lock's command: a
+    :class:`~redisson_py.ServerRefusedError` for a refusal, else one naming the lock, the
+    node and Redis's text, with a hint for WRONGTYPE (see
+    :func:`~redisson_py.core.routing.failures.as_redisson_error`)."""
+    return failures.as_redisson_error(error, ref.subject, lock_name=ref.name, node=node_of(ref))
+
+
+def undo_in_background(
+    ref: Subject, command: ScriptCommand, window: float, *, if_applied: str = ""
+) -> Generator[Effect, Any, None]:
+    """Send ``command`` (an undo) until it is answered, retrying connection errors with
+    the config's retry delay, for ``window`` seconds at most. Never raises; giving up
+    logs a WARNING that ends with ``if_applied`` (what is left if the server applied
+    the acquire; by default: a hold that expires within ``window``)."""
+    settings = ref.state.settings
+    give_up = ref.state.clock() + window
+    attempt = 0
+    while True:
+        try:
+            if ref.state.closed:
+                raise ClientClosedError("the client is shut down")
+            yield Call(ref.target, ref.name, (command,))
+            return
+        except Exception as error:
+            attempt += 1
+            left = give_up - ref.state.clock()
+            if left <= 0 or ref.state.closed or not isinstance(error, RETRYABLE):
+                why = (
+                    "the client was shut down"
+                    if ref.state.closed
+                    else f"{type(error).__name__}: {error}"
+                )
+                log.warning(
+                    "%s: could not undo an unanswered acquire (%s); if the server applied it, %s",
+                    ref.subject,
+                    why,
+                    if_applied or f"the hold expires by itself within {window:.3g} s",
+                )
+                return
+            yield Sleep(min(settings.retry_delay(attempt), left))
+
+
+def unsynced_text(result: CallResult, timeout: float) -> str:
+    """Why a grant did not count: too few replicas acknowledged it, or (WAITAOF, where a
+    negative count says so) the master did not fsync it to its append-only file."""
+    if result.synced < 0:
+        return f"the master did not fsync it to its append-only file within {timeout:g} s"
+    return (
+        f"only {result.synced} of {result.required} replicas acknowledged it within {timeout:g} s"
+    )
+
+
+def undo_unsynced(
+    ref: Subject, result: CallResult, undo: ScriptCommand, window: float, *, if_applied: str = ""
+) -> Generator[Effect, Any, NoSyncedReplicasError]:
+    """A grant too few replicas acknowledged (``result``): take it back with ``undo``
+    now (the node just answered), or in the background (for ``window`` seconds; see
+    :func:`undo_in_background`) if it stopped answering meanwhile; the error to raise
+    for it. A cancellation during the undo propagates: the caller's own clean-up undoes
+    it then."""
+    try:
+        yield Call(ref.target, ref.name, (undo,))
+    except Exception:
+        background = undo_in_background(ref, undo, window, if_applied=if_applied)
+        yield Background(background, name="redisson-py-undo")
+    return NoSyncedReplicasError(
+        f"{ref.subject}: acquired on the master at {result.address}, but "
+        + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
+        + "; the acquire was undone",
+        lock_name=ref.name,
+        acknowledged=max(0, result.synced),
+        required=result.required,
+    )
+
+
+def unsynced_extension(
+    ref: Subject,
+    hold: Hold | None,
+    result: CallResult,
+    *,
+    lease: float | None,
+    sent_at: float,
+    what: str,
+) -> NoSyncedReplicasError:
+    """A change of ``hold``'s expiry (``what``: "lock 'x': extended") that the master
+    applied but too few replicas acknowledged: the hold stays safe only until the
+    earlier of its old end and the new one (a failover could promote a replica that
+    has only the old one); the error to raise for it."""
+    if hold is not None and lease is not None:
+        new_end = safe_end(sent_at, lease)
+        ref.state.holds.extended(hold, lease, min(hold.expires_at, new_end))
+    return NoSyncedReplicasError(
+        f"{what} on the master at {result.address}, but "
+        + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
+        + "; it counts as safe only until the earlier of its old and new lease end",
+        lock_name=ref.name,
+        acknowledged=max(0, result.synced),
+        required=result.required,
+    )
+
+
+def outlast_failures(
+    ref: Subject, once: Callable[[], Generator[Effect, Any, T]], deadline: float | None
+) -> Generator[Effect, Any, T]:
+    """``once()``'s outcome, for a waiter: what a failover looks like from here
+    (:data:`WAIT_THROUGH`: unsynced grants, connection errors past the per-command
+    retries) is waited through while the wait lasts, each failure followed by the
+    config's retry delay cut to ``deadline`` (monotonic seconds; None: for ever, with a
+    WARNING at the 1st, 11th, 21st... failure). At the deadline the last such error is
+    raised."""
+    failures = 0
+    while True:
+        try:
+            return (yield from once())
+        except WAIT_THROUGH as error:
+            left = None if deadline is None else deadline - ref.state.clock()
+            if left is not None and left <= 0:
+                raise
+            failures += 1
+            if left is None and failures % WARN_EVERY == 1:
+                # Waiting for ever: say so, or a dead Redis would look like a hang.
+                log.warning(
+                    "%s: still waiting through failures (%d so far): %s",
+                    ref.subject,
+                    failures,
+                    error,
+                )
+            pause = ref.state.settings.retry_delay(failures)
+            if left is not None and pause >= left:
+                yield Sleep(left)  # to the deadline, where no try could follow
+                raise
+            yield Sleep(pause)
+
+
+def nap(subscription: Any, pause: float, left: float | None) -> Sleep | WaitSignal:
+    """A waiter's sleep: ``pause`` seconds, cut to ``left`` (the time its wait has left;
+    None: no limit), ended early by a signal on ``subscription`` (None: it polls)."""
+    if left is not None:
+        pause = min(pause, left)
+    return Sleep(pause) if subscription is None else WaitSignal(subscription, pause)
+
+
+def guarded(ref: Subject, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
+    """Run ``flow``; an error leaving it that is not a :class:`RedissonError` leaves as
+    one (see :mod:`redisson_py.core.routing.failures`), naming the lock (or semaphore, latch)
+    and its node. The shells run every public operation through this."""
+    try:
+        return (yield from flow)
+    except RedissonError:
+        raise
+    except Exception as error:
+        raise failures.as_redisson_error(
+            error, ref.subject, lock_name=ref.name, node=node_of(ref)
+        ) from error
+
+
+def node_of(ref: Subject) -> str | None:
+    """The address of the node ``ref`` routes to, for messages; None before a view."""
+    try:
+        return str(ref.target.describe(ref.name))
+    except Exception:  # no view yet; the message names no node then
+        return None
+
+
+def read(ref: Subject, *command: Any) -> Generator[Effect, Any, Any]:
+    """Run one read-only command (or script) on the object's master (with retries); its
+    reply."""
+    # read(ref, "PTTL", name), or read(ref, command) with a whole command or script
+    whole: Command = command if isinstance(command[0], str) else command[0]
+    result = yield from call_with_retry(ref, lambda attempt: (whole,))
+    return result.replies[0]

@@ -1,0 +1,505 @@
+"""The lock kinds: for each, its data layout (Redisson's) and the commands that act on it.
+
+Every lock kind shares the reentrant lock's algorithms (:mod:`redisson_py.core.flows.lock`
+for one lock, :mod:`redisson_py.core.flows.multilock` for MultiLock/RedLock, and the
+watchdog's rounds): waiting with deadlines, replica sync, request ids that make retries
+count once, undoing a wait that gives up, renewal, loss reports. What differs between
+kinds is only which scripts run with which keys, where a waiter listens, and how a
+waiter sleeps; a :class:`LockKind` says that, and the flows ask it.
+
+The reply protocol, the same for every acquire script (the semaphores' too):
+
+========================  ============================================================
+``{1, count[, token]}``   :attr:`AcquireFlag.GRANTED`: the owner holds it ``count``
+                          times (a fenced lock adds its token)
+``{0, ms}``               :attr:`AcquireFlag.HELD`: another owner holds it; ``ms`` until
+                          a retry is worth it (negative: the key has no expiry)
+``{2, 0}``                :attr:`AcquireFlag.STALE`: this request's hold is gone or was
+                          undone; the caller starts a new request (never a grant)
+``{3, 0}``                :attr:`AcquireFlag.REFUSED`: a non-reentrant lock's holder
+                          asked again (or, to an owner who counts no hold, a leftover)
+========================  ============================================================
+
+Release scripts answer the holds the owner has left, or nil when it held none
+(:func:`decode_release`). :class:`LockRef` is one lock as one owner sees it: what every
+flow acts on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from redisson_py.core import scripts
+from redisson_py.core.effects import Arg, Command, ScriptCommand, Target, to_millis
+from redisson_py.core.flows.backoff import BackOff, ExponentialBackOff
+from redisson_py.core.routing import naming
+from redisson_py.core.scripts import fair, rwlock
+from redisson_py.core.scripts import fenced_lock as fenced
+from redisson_py.core.state.client_state import ClientState
+from redisson_py.core.state.holds import Hold, report_lost
+
+
+class AcquireFlag(IntEnum):
+    """The first element of an acquire script's reply (see the table above)."""
+
+    HELD = 0
+    GRANTED = 1
+    STALE = 2
+    REFUSED = 3
+
+
+ACQUIRE_LATCH_PREFIX = "redisson_py_acquire:"
+
+
+def acquire_latch_field(owner: str) -> str:
+    """The hash field where a lock records ``owner``'s last applied acquire request.
+    redisson-py's own (Redisson has none); it never looks like an owner field."""
+    return ACQUIRE_LATCH_PREFIX + owner
+
+
+def new_request_id() -> str:
+    """A fresh request id: a letter, then 32 hex digits (as uuid4().hex, a quarter of
+    the cost). The letter keeps Lua's ``tonumber`` from ever reading it as a count."""
+    return "r" + os.urandom(16).hex()
+
+
+def renew_flags(holds: Sequence[Hold]) -> tuple[str, ...]:
+    """The renewal scripts' per-lock flags: none when every hold is the watchdog's,
+    else ``1`` (renew) or ``0`` (only check: a leased hold) per hold."""
+    if all(h.watchdog for h in holds):
+        return ()
+    return tuple("1" if h.watchdog else "0" for h in holds)
+
+
+class LockKind:
+    """The reentrant lock (Redisson's ``RLock``); the other kinds override what differs.
+
+    Instances are immutable and shared; ``label`` names the kind in messages and docs.
+    """
+
+    label = "reentrant"
+    channel_prefix = naming.LOCK_CHANNEL_PREFIX
+    """Prefix of the channel its releases are announced on."""
+    owner_suffix = ""
+    """Appended to ``<client id>:<owner id>`` to make the owner's hash field."""
+    reentrant = True
+    queues = False
+    """True when waiters queue (a fair lock): a wait that ends without the lock leaves
+    the queue (see :meth:`undo`)."""
+    release_message = naming.UNLOCK_MESSAGE
+    renew_script = scripts.RENEW
+    """The watchdog groups holds by this, one script call per group and slot."""
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        """Auxiliary key names of lock ``name`` the scripts need (computed once per lock)."""
+        return ()
+
+    def publish_command(self, ref: LockRef) -> str:
+        return ref.target.publish_command
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        """One attempt of acquire ``request_id``; ``wait_ms`` and ``queue`` matter only to
+        kinds with a waiter queue (how long this waiter may wait; whether to join)."""
+        script = scripts.ACQUIRE if self.reentrant else scripts.ACQUIRE_NON_REENTRANT
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(script, (ref.name,), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        """Take back what acquire ``request_id`` applied (if anything), and leave the
+        waiter queue, for a wait that ended without the lock."""
+        args = (
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            self.release_message,
+            self.publish_command(ref),
+        )
+        return ScriptCommand(scripts.UNDO_ACQUIRE, (ref.name, ref.channel), args)
+
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
+        """Release one hold, with a request id of its own (its latch key). ``acquires``
+        are the request ids of the hold's acquires: the release leaves the lock alone
+        when its owner holds it by another acquire by then (see
+        :func:`redisson_py.core.scripts.old_hold_check`); none: no such check."""
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args: tuple[Arg, ...] = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            to_millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+            *acquires,
+        )
+        return ScriptCommand(scripts.RELEASE, (ref.name, ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        """Delete the lock whoever holds it, waking its waiters."""
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(scripts.FORCE_RELEASE, (ref.name, ref.channel), args)
+
+    def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
+        """Renew (or, for leased holds, check) ``holds``, all in one slot."""
+        args: tuple[Arg, ...] = (ttl_ms, *(h.owner for h in holds), *renew_flags(holds))
+        return ScriptCommand(self.renew_script, tuple(h.name for h in holds), args)
+
+    def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
+        return ScriptCommand(scripts.EXTEND, (ref.name,), (ttl_ms, ref.owner))
+
+    def locked(self, ref: LockRef) -> Command:
+        """A command whose reply :meth:`is_locked` reads: is the lock held by anyone?"""
+        return ("EXISTS", ref.name)
+
+    def hold_count(self, ref: LockRef) -> Command:
+        """A command whose reply is the owner's hold count (nil or 0: none)."""
+        return ("HGET", ref.name, ref.owner)
+
+    def is_locked(self, reply: Any) -> bool:
+        return int(reply) == 1
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        """Where a waiter of ``ref`` listens for its turn (None: it polls)."""
+        return ref.channel
+
+    def backoff(self) -> Iterator[float] | None:
+        """The sleeps between tries of a kind that polls (None: it listens)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<lock kind {self.label}>"
+
+
+class NonReentrantKind(LockKind):
+    """Redisson's ``RedissonNonReentrantLock``: the holder's second acquire is refused."""
+
+    label = "non-reentrant"
+    reentrant = False
+
+
+class FencedKind(LockKind):
+    """Redisson's ``RFencedLock``: a first acquire increments the token counter."""
+
+    label = "fenced"
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (naming.prefixed_name(fenced.TOKEN_PREFIX, name, by_slot=by_slot),)
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(fenced.ACQUIRE_FENCED, (ref.name, ref.aux[0]), args)
+
+
+class SpinKind(LockKind):
+    """Redisson's ``RSpinLock``: no pub/sub; waiters retry after a back-off."""
+
+    label = "spin"
+
+    def __init__(self, policy: BackOff | None = None) -> None:
+        self.policy = policy or ExponentialBackOff()
+
+    def publish_command(self, ref: LockRef) -> str:
+        return ""  # nobody listens: Redisson's spin lock publishes nothing
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        return None
+
+    def backoff(self) -> Iterator[float] | None:
+        return self.policy.delays()
+
+
+class FairKind(LockKind):
+    """Redisson's ``RFairLock`` (and, with ``reentrant=False``, its non-reentrant twin):
+    waiters queue, each wakes on its own channel; see :mod:`redisson_py.core.scripts.fair`."""
+
+    label = "fair"
+    queues = True
+
+    def __init__(self, *, reentrant: bool = True) -> None:
+        self.reentrant = reentrant
+        if not reentrant:
+            self.label = "non-reentrant fair"
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (
+            naming.prefixed_name(fair.QUEUE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair.TIMEOUT_PREFIX, name, by_slot=by_slot),
+        )
+
+    def _keys(self, ref: LockRef) -> tuple[str, str, str]:
+        return (ref.name, ref.aux[0], ref.aux[1])
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (
+            lease_ms,
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            wait_ms,
+            to_millis(ref.state.wall_clock()),
+            "1" if queue else "0",
+            "1" if self.reentrant else "0",
+        )
+        return ScriptCommand(fair.ACQUIRE_FAIR, self._keys(ref), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        args = (
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            self.release_message,
+            self.publish_command(ref),
+            wait_ms,
+        )
+        return ScriptCommand(fair.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
+
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args: tuple[Arg, ...] = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            to_millis(ref.state.settings.latch_ttl),
+            to_millis(ref.state.wall_clock()),
+            acquire_latch_field(ref.owner),
+            *acquires,
+        )
+        return ScriptCommand(fair.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (
+            self.release_message,
+            self.publish_command(ref),
+            to_millis(ref.state.wall_clock()),
+        )
+        return ScriptCommand(fair.FORCE_RELEASE_FAIR, (*self._keys(ref), ref.channel), args)
+
+    def wait_channel(self, ref: LockRef) -> str | None:
+        return f"{ref.channel}:{ref.owner}"
+
+
+class ReadKind(LockKind):
+    """The read half of Redisson's ``RReadWriteLock``; see
+    :mod:`redisson_py.core.scripts.rwlock`."""
+
+    label = "read"
+    channel_prefix = rwlock.CHANNEL_PREFIX
+    release_message = rwlock.READ_UNLOCK_MESSAGE
+    renew_script = rwlock.RENEW_READ
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        return (naming.key_prefix(name, by_slot=by_slot),)
+
+    @staticmethod
+    def timeout_prefix(ref: LockRef) -> str:
+        """The prefix of this owner's per-hold timeout keys."""
+        return f"{ref.aux[0]}:{ref.owner}:rwlock_timeout"
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (
+            lease_ms,
+            ref.owner,
+            acquire_latch_field(ref.owner),
+            request_id,
+            ref.owner + rwlock.WRITE_SUFFIX,
+        )
+        return ScriptCommand(rwlock.ACQUIRE_READ, (ref.name, self.timeout_prefix(ref)), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0])
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            request_id,
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.UNDO_READ, keys, args)
+
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch)
+        args: tuple[Arg, ...] = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            to_millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+            *acquires,
+        )
+        return ScriptCommand(rwlock.RELEASE_READ, keys, args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(rwlock.FORCE_RELEASE_READ, (ref.name, ref.channel), args)
+
+    def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
+        prefixes = (naming.key_prefix(h.name, by_slot=h.target.routes_by_slot) for h in holds)
+        args: tuple[Arg, ...] = (
+            ttl_ms,
+            *(h.owner for h in holds),
+            *prefixes,
+            *renew_flags(holds),
+        )
+        return ScriptCommand(self.renew_script, tuple(h.name for h in holds), args)
+
+    def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
+        keys = (ref.name, self.timeout_prefix(ref))
+        return ScriptCommand(rwlock.EXTEND_READ, keys, (ttl_ms, ref.owner))
+
+    def locked(self, ref: LockRef) -> Command:
+        return ScriptCommand(rwlock.IS_READ_LOCKED, (ref.name,), ())
+
+    def hold_count(self, ref: LockRef) -> Command:
+        # Only holds whose timeout keys still run count (a field can outlive them).
+        keys = (ref.name, self.timeout_prefix(ref))
+        return ScriptCommand(rwlock.READ_HOLD_COUNT, keys, (ref.owner,))
+
+
+class WriteKind(LockKind):
+    """The write half of Redisson's ``RReadWriteLock``: the owner's field ends in
+    ``:write``."""
+
+    label = "write"
+    channel_prefix = rwlock.CHANNEL_PREFIX
+    owner_suffix = rwlock.WRITE_SUFFIX
+    release_message = rwlock.WRITE_UNLOCK_MESSAGE
+
+    def acquire(
+        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+    ) -> ScriptCommand:
+        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        return ScriptCommand(rwlock.ACQUIRE_WRITE, (ref.name,), args)
+
+    def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
+        args = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            request_id,
+            acquire_latch_field(ref.owner),
+        )
+        return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel), args)
+
+    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
+        latch = naming.unlock_latch_name(
+            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
+        )
+        args: tuple[Arg, ...] = (
+            self.release_message,
+            ref.owner,
+            self.publish_command(ref),
+            to_millis(ref.state.settings.latch_ttl),
+            acquire_latch_field(ref.owner),
+            *acquires,
+        )
+        return ScriptCommand(rwlock.RELEASE_WRITE, (ref.name, ref.channel, latch), args)
+
+    def force_release(self, ref: LockRef) -> ScriptCommand:
+        args = (self.release_message, self.publish_command(ref))
+        return ScriptCommand(rwlock.FORCE_RELEASE_WRITE, (ref.name, ref.channel), args)
+
+    def locked(self, ref: LockRef) -> Command:
+        return ("HGET", ref.name, "mode")
+
+    def is_locked(self, reply: Any) -> bool:
+        return reply in (b"write", "write")
+
+
+REENTRANT = LockKind()
+NON_REENTRANT = NonReentrantKind()
+FENCED = FencedKind()
+FAIR = FairKind()
+NON_REENTRANT_FAIR = FairKind(reentrant=False)
+READ = ReadKind()
+WRITE = WriteKind()
+
+
+@dataclass(frozen=True, slots=True)
+class LockRef:
+    """One lock as seen by one owner: everything a flow needs to act on it.
+
+    ``owner`` is the hash field ``<client id>:<thread or task id>`` (and the kind's
+    suffix: a write lock's ends in ``:write``); ``target`` the connection manager that
+    routes ``name`` to its master; ``on_lost`` what to do when the watchdog finds this
+    owner's hold lost (None: report through the lock's callback, else the client's);
+    ``kind`` the lock kind, which picks the scripts and keys.
+    """
+
+    name: str
+    owner: str
+    target: Target
+    state: ClientState
+    on_lost_callback: Callable[[Any], object] | None = None
+    group_on_lost: Callable[[Hold, str], None] | None = None
+    channel: str = ""
+    """The channel releases are announced on; derived from the name when not given."""
+    kind: LockKind = REENTRANT
+    aux: tuple[str, ...] = ()
+    """The kind's auxiliary key names (``kind.aux_keys``); derived when not given."""
+    on_grant: Callable[[AcquireReply], None] | None = None
+    """Told each grant this call gets (a fenced lock's token comes with it)."""
+
+    def __post_init__(self) -> None:
+        by_slot = bool(self.target.routes_by_slot)
+        if not self.channel:
+            channel = naming.prefixed_name(self.kind.channel_prefix, self.name, by_slot=by_slot)
+            object.__setattr__(self, "channel", channel)
+        if not self.aux:
+            object.__setattr__(self, "aux", self.kind.aux_keys(self.name, by_slot))
+
+    @property
+    def subject(self) -> str:
+        """How messages name this lock."""
+        return f"lock {self.name!r}"
+
+    def report(self, hold: Hold, reason: str) -> None:
+        """Report ``hold`` lost: to the MultiLock/RedLock it belongs to, or to the user."""
+        if self.group_on_lost is not None:
+            self.group_on_lost(hold, reason)
+            return
+        callback = self.on_lost_callback or self.state.on_lock_lost
+        report_lost(hold.name, hold.owner, reason, callback)
+
+
+@dataclass(frozen=True, slots=True)
+class AcquireReply:
+    """A decoded acquire: ``acquired`` with the owner's ``hold_count``, or the holder's
+    remaining ``ttl`` in seconds (None when the holder's key has no expiry)."""
+
+    acquired: bool
+    hold_count: int = 0
+    ttl: float | None = None
+    token: int | None = None
+    """A fenced lock's token (None for other locks)."""
+
+
+def decode_acquire(reply: Any) -> AcquireReply:
+    """Decode an acquire script's ``{flag, value}`` reply (``{1, count, token}`` from a
+    fenced lock's); flags 2 and 3 are handled before (see :mod:`lock_kinds`)."""
+    flag, value = AcquireFlag(int(reply[0])), int(reply[1])
+    if flag is AcquireFlag.GRANTED:
+        token = int(reply[2]) if len(reply) > 2 and reply[2] is not None else None
+        return AcquireReply(acquired=True, hold_count=value, token=token)
+    return AcquireReply(acquired=False, ttl=None if value < 0 else value / 1000)
+
+
+def decode_release(reply: Any) -> int | None:
+    """Decode the RELEASE script's reply: holds left, or None when nothing was held."""
+    return None if reply is None else int(reply)

@@ -1,0 +1,190 @@
+"""The permit-expirable semaphore's flows (Redisson's ``RPermitExpirableSemaphore``).
+
+Each acquired permit has an id (16 random bytes; 32 hex digits for the user) and, with
+a lease, an expiry: the sorted set ``{name}:timeout`` holds them (see
+:mod:`redisson_py.core.scripts.permit_semaphore`). Expired permits return to the count
+at the next call of any client, so a dead holder's permits come back. A waiter sleeps
+until a permit is announced, or the first lease ends, or :data:`~redisson_py.core.
+waiting.RECHECK` passes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator
+from typing import Any
+
+from redisson_py.core.effects import Command, Effect, ScriptCommand, to_millis
+from redisson_py.core.flows import grants
+from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows.calls import call_with_retry, read, unsynced_extension
+from redisson_py.core.flows.lock_kinds import new_request_id
+from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
+from redisson_py.core.routing import naming
+from redisson_py.core.scripts import permit_semaphore as scripts
+from redisson_py.core.state.holds import Hold, report_lost
+from redisson_py.errors import PermitNotHeldError
+
+Flow = Generator[Effect, Any, Any]
+
+PERMIT_ID_BYTES = 16
+
+
+def timeout_name(name: str, by_slot: bool) -> str:
+    """The set of acquired permits: ``{name}:timeout`` (Redisson's ``suffixName``)."""
+    return naming.suffixed_name(name, scripts.TIMEOUT_SUFFIX, by_slot=by_slot)
+
+
+LAYOUT = Layout(
+    "permit-expirable semaphore",
+    semaphore_flows.channel_name,
+    lambda name, by_slot: (timeout_name(name, by_slot),),
+)
+
+
+def _keys(ref: ObjectRef) -> tuple[str, str, str]:
+    return (ref.name, ref.aux[0], ref.channel)
+
+
+def _now_ms(ref: ObjectRef) -> int:
+    return round(ref.state.wall_clock() * 1000)
+
+
+def _expiry(ref: ObjectRef, lease: float | None) -> int:
+    """A permit's score: when its lease ends (wall-clock ms), or ``NO_LEASE``."""
+    return scripts.NO_LEASE if lease is None else _now_ms(ref) + to_millis(lease)
+
+
+def _reporter(ref: ObjectRef) -> Callable[[Hold, str], None]:
+    """How a leased permit's loss is told: the client's ``on_lock_lost`` (the permit id
+    as the owner), an ERROR line naming the semaphore and the permit."""
+
+    def report(hold: Hold, reason: str) -> None:
+        subject = f"{ref.subject}: permit {hold.owner}"
+        report_lost(hold.name, hold.owner, reason, ref.state.on_lock_lost, subject=subject)
+
+    return report
+
+
+def _track(ref: ObjectRef, permit: str, lease: float, sent_at: float) -> None:
+    """Watch leased permit ``permit`` until its safe end (the lease from ``sent_at``,
+    less the safety margin): the client's watchdog tells its holder then (rounds do not
+    look at permits; see :class:`~redisson_py.core.state.holds.Hold`)."""
+    ref.state.holds.acquired(
+        ref.name,
+        permit,
+        1,
+        target=ref.target,
+        lease=lease,
+        watchdog_timeout=ref.state.settings.watchdog_timeout,
+        now=sent_at,
+        on_lost=_reporter(ref),
+        checked=False,
+    )
+
+
+def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow:
+    """Take one permit within ``wait`` seconds (None: for ever), leased for ``lease``
+    seconds (None: until released); its id (32 lowercase hex digits), or None when none
+    was had in time. The lease counts from the attempt that took the permit.
+
+    A leased permit is watched as a leased lock is: at its safe end (the lease counted
+    from the acquire's first send, less the safety margin; see
+    :func:`~redisson_py.core.state.holds.safe_end`) the client tells its holder that it is
+    lost, before any other client can take it back, and :func:`release` raises."""
+    permit = os.urandom(PERMIT_ID_BYTES)
+    keys = _keys(ref)
+    request = grants.PermitRequest(
+        ref,
+        lambda request_id: once_command(
+            ref, scripts.ACQUIRE, keys, request_id, _now_ms(ref), permit, _expiry(ref, lease)
+        ),
+        lambda request_id: once_command(
+            ref, scripts.UNDO_ACQUIRE, keys, request_id, _now_ms(ref), permit
+        ),
+        "its permit stays acquired until its lease ends (for ever without one)",
+    )
+    taken = yield from grants.try_acquire(request, wait)
+    if not taken:
+        return None
+    if lease is not None:
+        _track(ref, permit.hex(), lease, request.sent_at)
+    return permit.hex()
+
+
+def try_release(ref: ObjectRef, permit: bytes) -> Flow:
+    """Release permit ``permit`` and announce the new count; True when it was acquired
+    and its lease had not ended, else False (nothing changes). False also when this
+    client reported the permit lost (its lease's safe end passed), though a permit the
+    server still counted as acquired was released."""
+    reason = yield from _release(ref, permit)
+    return reason is None
+
+
+def release(ref: ObjectRef, permit: bytes) -> Flow:
+    """:func:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` saying why
+    when it would return False."""
+    reason = yield from _release(ref, permit)
+    if reason is not None:
+        raise PermitNotHeldError(
+            f"{ref.subject}: permit {permit.hex()} {reason}", name=ref.name, permit_id=permit.hex()
+        )
+
+
+def _release(ref: ObjectRef, permit: bytes) -> Generator[Effect, Any, str | None]:
+    """Release ``permit``; None when that ended a safe hold, else why not."""
+    holds, owner = ref.state.holds, permit.hex()
+    lost = (
+        holds.gone_reason(ref.name, owner, ref.state.clock())
+        if holds.was_lost(ref.name, owner)
+        else None
+    )
+    released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), permit)
+    holds.released(ref.name, owner, 0)
+    if lost is not None:
+        done = "; it was released now" if released == 1 else ""
+        return f"was reported lost before this release: {lost}{done}"
+    if released != 1:
+        return (
+            "is not acquired: it was never acquired here, was released already, or its lease ended"
+        )
+    return None
+
+
+def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flow:
+    """Make permit ``permit`` expire ``lease`` seconds from now (None: never); True when
+    it is acquired, False when it is unknown or its lease had ended.
+
+    With replica sync on, the change is followed by a WAIT, as a grant: one the
+    replicas did not acknowledge raises :class:`~redisson_py.NoSyncedReplicasError`, and
+    the client keeps counting from the earlier of the old and the new lease end (a
+    failover could promote a replica that has only the old one)."""
+    settings, holds, owner = ref.state.settings, ref.state.holds, permit.hex()
+    sent_at = ref.state.clock()
+    expiry = _expiry(ref, lease)
+    command = once_command(
+        ref, scripts.UPDATE_LEASE, _keys(ref), new_request_id(), _now_ms(ref), permit, expiry
+    )
+
+    def attempts(attempt: int) -> tuple[Command, ...]:
+        return (command,)
+
+    result = yield from call_with_retry(ref, attempts, sync_replicas=settings.sync_replicas)
+    if int(result.replies[0]) != 1:
+        return False
+    if result.synced < result.required:
+        what = f"{ref.subject}: permit {owner}'s lease was changed"
+        hold = holds.get(ref.name, owner)
+        raise unsynced_extension(ref, hold, result, lease=lease, sent_at=sent_at, what=what)
+    if lease is None:
+        holds.released(ref.name, owner, 0)  # never expires now: nothing to watch
+    else:
+        _track(ref, owner, lease, sent_at)
+    return True
+
+
+def permits(ref: ObjectRef) -> Flow:
+    """``(available, acquired)`` permits, after the expired ones came back."""
+    command = ScriptCommand(scripts.PERMITS, _keys(ref), ("0", ref.publish, _now_ms(ref)))
+    available, acquired = yield from read(ref, command)
+    return int(available), int(acquired)

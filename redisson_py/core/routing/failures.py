@@ -1,0 +1,102 @@
+"""The library's own errors for what goes wrong on the way to a node.
+
+Inside, the managers and flows meet redis-py's errors (and the socket's); nothing of
+that kind may leave the public API. :func:`note_node` lets a shell record on an error
+which node it came from, where it still knows; :func:`as_redisson_error` turns any error
+into a :class:`~redisson_py.RedissonError` that names the lock and that node, keeping
+the original as ``__cause__`` (the caller raises it ``from`` the original).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from redisson_py.core.routing import refusals
+from redisson_py.errors import (
+    CommandTimeoutError,
+    ConnectError,
+    RedissonError,
+    ServerRefusedError,
+)
+
+_NODE_ATTRIBUTE = "redisson_py_node"
+
+
+def note_node(error: BaseException, address: object) -> None:
+    """Record on ``error`` that it came from the node at ``address`` (first one wins)."""
+    if getattr(error, _NODE_ATTRIBUTE, None) is None:
+        with contextlib.suppress(AttributeError):  # an exception without a __dict__
+            setattr(error, _NODE_ATTRIBUTE, str(address))
+
+
+def node_of(error: BaseException) -> str | None:
+    """The node :func:`note_node` recorded on ``error``, if any."""
+    node = getattr(error, _NODE_ATTRIBUTE, None)
+    return node if isinstance(node, str) else None
+
+
+def is_timeout(error: BaseException) -> bool:
+    """True for a reply that did not come in time (redis-py's, asyncio's, a socket's)."""
+    return isinstance(error, RedisTimeoutError | TimeoutError)
+
+
+def as_redisson_error(
+    error: BaseException, subject: str, *, lock_name: str | None, node: str | None
+) -> RedissonError:
+    """``error`` itself when it is ours, else ours in its place.
+
+    ``subject`` opens the message (``"lock 'x'"``, ``"RedLock('a', 'b')"``); ``node`` is
+    the node to name when the error did not record one. A node's refusal
+    (:mod:`redisson_py.core.routing.refusals`) becomes :class:`ServerRefusedError`, timeouts
+    :class:`CommandTimeoutError`, connection and socket errors :class:`ConnectError`,
+    anything else (another error reply, say) a plain :class:`RedissonError`.
+    """
+    if isinstance(error, RedissonError):
+        return error
+    where = node_of(error) or node or "the node"
+    refusal = refusals.refusal_of(error)
+    if refusal is not None:
+        code, text = refusal
+        meaning = refusals.REFUSALS[code]
+        return ServerRefusedError(
+            f"{subject}: {where} refused the command: {code} {text} ({meaning.why};"
+            " nothing was applied)",
+            lock_name=lock_name,
+            address=where,
+            refusal=code,
+            text=text,
+            transient=meaning.transient,
+        )
+    if is_timeout(error):
+        return CommandTimeoutError(
+            f"{subject}: {where} did not answer in time ({error})",
+            lock_name=lock_name,
+            address=where,
+        )
+    if isinstance(error, RedisConnectionError | OSError):
+        return ConnectError(
+            f"{subject}: cannot reach {where}: {error}", lock_name=lock_name, address=where
+        )
+    if isinstance(error, ResponseError):
+        code, text = refusals.error_code(error)
+        kind = _kind_of(subject)
+        hint = ""
+        if code == "WRONGTYPE" and kind != "fenced resource":  # a resource's key is the user's
+            hint = f" (is the key used by something other than a {kind}?)"
+        return RedissonError(f"{subject}: {where} answered with an error: {code} {text}{hint}")
+    return RedissonError(f"{subject}: {where}: {type(error).__name__}: {error}")
+
+
+_KIND = re.compile(r"([a-z][a-z -]*?) '")
+
+
+def _kind_of(subject: str) -> str:
+    """What ``subject`` is (``"lock 'x'"``: ``lock``, ``"count-down latch 'x'"``: ``count-down
+    latch``); a MultiLock's or RedLock's members are locks."""
+    found = _KIND.match(subject)
+    return found.group(1) if found else "lock"

@@ -1,0 +1,221 @@
+"""Bookkeeping of a client's channel subscriptions, shared by both pub/sub shells.
+
+One subscription per channel per client, shared by every waiter of that client: the
+table counts the waiters, remembers which node serves the channel, and keeps the wake-up
+permits. When the last waiter leaves, the channel stays subscribed for a short grace
+period (:data:`IDLE_GRACE`) before the shell unsubscribes it: a lock taken in turn by
+several owners would otherwise subscribe and unsubscribe on every hand-off, and the
+waiter that just got the lock would wait for its UNSUBSCRIBE to be sent.
+
+How many waiters a message wakes depends on what the channel announces (its
+:data:`WakeRule`, fixed when the channel is first subscribed; see :func:`wake_count`): a
+lock's unlock message wakes one waiter (it retries the lock; the others would only lose
+the race), a read-write lock's write unlock wakes all, a semaphore's message as many as
+permits became available, a latch's zero count all. A permit that arrives while every
+waiter is busy retrying is kept, capped at the number of waiters, so no signal is missed
+and none piles up. A wake-all is a broadcast, not permits: each waiter
+(:class:`Waiter`) wakes once for each broadcast since it last woke, so a waiter that
+wakes, retries and waits again cannot use up the wake-ups meant for the others. A
+resubscription (failover, reconnect, slot move) wakes every waiter that way, since
+messages may have been lost meanwhile.
+
+The shells add the blocking part (a condition variable or an asyncio future per waiter)
+and the connections; this module does no I/O and takes no lock of its own: the shells
+call it under theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redisson_py.config.addresses import Address
+from redisson_py.core.effects import WakeRule
+
+IDLE_GRACE = 1.0
+"""Seconds a channel without waiters stays subscribed before it is unsubscribed."""
+
+ALL = -1
+""":func:`wake_count`'s answer for "wake every waiter"."""
+
+
+def wake_count(rule: WakeRule, message: bytes | str | None) -> int:
+    """How many waiters ``message`` on a channel with ``rule`` wakes (:data:`ALL`: all).
+
+    - ``lock``: ``0`` (an unlock) wakes one waiter; ``1`` (a read-write lock's write
+      unlock, after which several readers may enter) wakes all.
+    - ``permits``: the message is a number of permits (available now, or added): that
+      many waiters, at most.
+    - ``latch``: ``0`` (the count reached zero) wakes all; anything else (a new count)
+      none.
+
+    A message that is not a number wakes one waiter (lock) or none: it cannot say more.
+    """
+    text = message.decode() if isinstance(message, bytes) else str(message)
+    try:
+        value = int(text)
+    except ValueError:
+        return 1 if rule == "lock" else 0
+    if rule == "lock":
+        return ALL if value == 1 else 1
+    if rule == "permits":
+        return max(0, value)
+    return ALL if value == 0 else 0
+
+
+@dataclass(eq=False)
+class ChannelSub:
+    """The shared subscription to one channel."""
+
+    channel: str
+    waiters: int = 0
+    address: Address | None = None
+    """The node it is subscribed on; None until confirmed, or after that node failed."""
+    permits: int = 0
+    broadcasts: int = 0
+    """How many wake-alls this channel has had (see :class:`Waiter`)."""
+    confirmed: bool = False
+    waker: Any = None
+    """The shell's wake-up primitive for this channel's waiters."""
+    rule: WakeRule = "lock"
+    """How many waiters a message wakes (see :func:`wake_count`)."""
+    idle_since: float | None = None
+    """When the last waiter left (None while it has waiters)."""
+
+    def signal(self, count: int) -> int:
+        """Add ``count`` wake-up permits (:data:`ALL`: one per waiter), capped at the
+        number of waiters; return how many waiters to notify."""
+        if count == ALL:
+            self.signal_all()
+            return ALL
+        if count <= 0:
+            return 0
+        self.permits = min(self.permits + count, max(self.waiters, 1))
+        return count
+
+    def signal_all(self) -> None:
+        self.broadcasts += 1
+
+    def take(self) -> bool:
+        """Consume a permit if there is one."""
+        if self.permits > 0:
+            self.permits -= 1
+            return True
+        return False
+
+
+@dataclass(eq=False, slots=True)
+class Waiter:
+    """One waiter's share of a :class:`ChannelSub`: what it has been woken by."""
+
+    sub: ChannelSub
+    seen: int = 0
+    """The channel's broadcast count when this waiter last woke (or joined)."""
+
+    def __post_init__(self) -> None:
+        self.seen = self.sub.broadcasts
+
+    def woken(self) -> bool:
+        """True, once, for a broadcast since this waiter last woke; else True when it
+        took a permit; False when neither is there (keep waiting)."""
+        if self.sub.broadcasts != self.seen:
+            self.seen = self.sub.broadcasts
+            return True
+        return self.sub.take()
+
+
+class SubscriptionTable:
+    """Channel -> :class:`ChannelSub`, with waiter counting and placement checks."""
+
+    def __init__(self) -> None:
+        self._subs: dict[str, ChannelSub] = {}
+        self._reconnecting: set[Address] = set()
+        """Nodes whose connection failed and have not confirmed a subscription since."""
+
+    def __len__(self) -> int:
+        return len(self._subs)
+
+    def get(self, channel: str) -> ChannelSub | None:
+        return self._subs.get(channel)
+
+    def join(
+        self, channel: str, make_waker: Callable[[], Any], rule: WakeRule = "lock"
+    ) -> tuple[ChannelSub, bool]:
+        """Add a waiter to ``channel``; True when the channel is new (subscribe it).
+        ``rule`` is the channel's wake rule (taken from its first waiter)."""
+        sub = self._subs.get(channel)
+        created = sub is None
+        if sub is None:
+            sub = ChannelSub(channel, waker=make_waker(), rule=rule)
+            self._subs[channel] = sub
+        elif sub.waiters == 0:
+            # Signals that came while nobody waited were meant for nobody: the new
+            # waiter tries the lock once it has joined anyway.
+            sub.permits, sub.idle_since = 0, None
+        sub.waiters += 1
+        return sub, created
+
+    def leave(self, sub: ChannelSub, now: float) -> None:
+        """Remove a waiter; the last one out leaves the channel idle (see the module)."""
+        sub.waiters -= 1
+        if sub.waiters <= 0:
+            sub.waiters, sub.idle_since = 0, now
+
+    def discard(self, sub: ChannelSub) -> None:
+        """Forget ``sub`` at once (its subscription failed, or its node is gone)."""
+        if self._subs.get(sub.channel) is sub:
+            del self._subs[sub.channel]
+
+    def expired(self, now: float, grace: float = IDLE_GRACE) -> list[ChannelSub]:
+        """Remove and return the channels idle for ``grace`` seconds (unsubscribe them)."""
+        gone = [
+            s
+            for s in self._subs.values()
+            if s.idle_since is not None and now - s.idle_since >= grace
+        ]
+        for sub in gone:
+            del self._subs[sub.channel]
+        return gone
+
+    def deliver(self, channel: str, message: bytes | str | None) -> tuple[ChannelSub, int] | None:
+        """A message arrived on ``channel``: its subscription and how many of its waiters
+        to notify (:data:`ALL`: every one), or None when nobody subscribes to it."""
+        sub = self._subs.get(channel)
+        if sub is None:
+            return None
+        count = sub.signal(wake_count(sub.rule, message))
+        return sub, count if count == ALL else min(count, sub.waiters)
+
+    def node_lost(self, address: Address) -> list[ChannelSub]:
+        """``address``'s connection failed. Its channels without waiters are forgotten;
+        the others lose their node (the next placement subscribes them where the view
+        says) and get a wake-all, since messages may have been lost: notify every waiter
+        of the returned subscriptions. :meth:`node_back` then says when it is back."""
+        woken = []
+        for sub in [s for s in self._subs.values() if s.address == address]:
+            if sub.waiters == 0:
+                self.discard(sub)
+                continue
+            sub.address = None
+            sub.signal_all()
+            woken.append(sub)
+        self._reconnecting.add(address)
+        return woken
+
+    def node_back(self, address: Address) -> bool:
+        """A subscription on ``address`` was confirmed: True (once) when its connection
+        had failed since (the node may have restarted and lost its keys)."""
+        if address not in self._reconnecting:
+            return False
+        self._reconnecting.discard(address)
+        return True
+
+    def all(self) -> list[ChannelSub]:
+        """Every subscription (a snapshot)."""
+        return list(self._subs.values())
+
+    def misplaced(self, placement: Callable[[str], Address | None]) -> list[ChannelSub]:
+        """Subscriptions not on the node ``placement`` now names for their channel
+        (orphaned by a failed node, or moved by a failover or a slot migration)."""
+        return [s for s in self._subs.values() if s.address != placement(s.channel)]

@@ -1,0 +1,107 @@
+"""What one client instance knows, independent of how it does I/O.
+
+A :class:`ClientState` is shared by the sync and asyncio clients: the client id that
+prefixes every owner field, the lock settings taken from the config, the table of holds,
+and the client-wide lost-lock callback. Forking gives the child a new client id and an
+empty table, so a child never unlocks, renews or reenters its parent's holds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redisson_py.core.state.holds import HoldTable, LostCallback
+
+
+@dataclass(frozen=True, slots=True)
+class LockSettings:
+    """Lock behaviour taken from the config; all times in seconds.
+
+    ``retry_delay(attempt)`` gives the pause before retry ``attempt`` (1-based) after a
+    connection error; ``latch_ttl`` is how long a release remembers its outcome for a
+    retry, which must outlast every retry of that release.
+    """
+
+    watchdog_timeout: float = 30.0
+    check_lock_synced_slaves: bool = True
+    slaves_sync_timeout: float = 1.0
+    retry_attempts: int = 4
+    retry_delay: Callable[[int], float] = lambda attempt: 1.0
+    subscription_timeout: float = 7.5
+    command_timeout: float = 3.0
+    renew_batch_size: int = 100
+    fair_lock_wait_timeout: float = 300.0
+    """How long a fair lock's waiter that stopped retrying keeps its place (seconds)."""
+    latch_ttl: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Computed once: a release sends it, and the retry delay of a jittered strategy
+        # is not free to evaluate.
+        attempts = range(1, self.retry_attempts + 1)
+        worst_retry = max((self.retry_delay(n) for n in attempts), default=0.0)
+        latch_ttl = max(1.0, (self.command_timeout + worst_retry) * max(1, self.retry_attempts))
+        object.__setattr__(self, "latch_ttl", latch_ttl)
+
+    @property
+    def sync_replicas(self) -> float | None:
+        """How long a write of a hold waits for the replicas' acknowledgement (a grant, a
+        renewal, an extension): ``slaves_sync_timeout``, or None with replica sync off."""
+        return self.slaves_sync_timeout if self.check_lock_synced_slaves else None
+
+    @property
+    def renew_interval(self) -> float:
+        """How often the watchdog renews: a third of the watchdog timeout, as Redisson."""
+        return self.watchdog_timeout / 3
+
+
+_live_states: weakref.WeakSet[ClientState] = weakref.WeakSet()
+
+
+class ClientState:
+    """Identity, settings and holds of one client instance (sync or asyncio)."""
+
+    def __init__(
+        self,
+        settings: LockSettings,
+        on_lock_lost: LostCallback | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ):
+        self.settings = settings
+        self.clock = clock
+        """Monotonic seconds: the only clock the flows read (a test passes its own)."""
+        self.wall_clock = wall_clock
+        """Seconds since the epoch, for data other clients compare against their own
+        clocks (a fair lock's waiter timeouts, as Redisson's)."""
+        self.on_lock_lost = on_lock_lost
+        self.holds = HoldTable()
+        self.client_id = str(uuid.uuid4())
+        self.pid = os.getpid()
+        self.extra: dict[str, Any] = {}
+        self.closed = False
+        """Set by the client's shutdown: every later call raises ClientClosedError."""
+        self.listeners: tuple[Callable[[Any], object], ...] = ()
+        """Lock event listeners (see :mod:`redisson_py.core.state.events`); empty: no cost."""
+        _live_states.add(self)
+
+    def _after_fork_in_child(self) -> None:
+        self.client_id = str(uuid.uuid4())
+        self.pid = os.getpid()
+        # A new table rather than clear(): a parent thread may have held the old
+        # table's lock at the fork, and the child would wait on it forever.
+        self.holds = HoldTable()
+
+
+def _reset_states_in_child() -> None:
+    for state in list(_live_states):
+        state._after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_reset_states_in_child)

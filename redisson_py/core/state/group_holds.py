@@ -1,0 +1,91 @@
+"""What one process knows of its MultiLock and RedLock holds: per owner, how many times
+it holds the group and which members, and whether the group was reported lost.
+
+A table, not a flow: user threads (or tasks) and watchdogs update it, so every method
+takes a short internal lock and never blocks on I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from redisson_py.core.state.holds import Hold, LostCallback, report_lost
+
+
+@dataclass(slots=True)
+class _OwnerGroupHold:
+    count: int
+    members: set[int]
+    lost_members: set[int] = field(default_factory=set)
+    lost: bool = False
+
+
+class GroupState:
+    """One MultiLock or RedLock: its members' names and the holds of its owners.
+
+    ``need`` is how many members must be held (all for a MultiLock, a quorum for a
+    RedLock). Thread-safe; member losses arrive from watchdogs.
+    """
+
+    def __init__(self, kind: str, names: Sequence[str], need: int):
+        self.kind = kind
+        self.names = tuple(names)
+        self.need = need
+        self.on_lock_lost: LostCallback | None = None
+        self.fallback_callback: Callable[[], LostCallback | None] = lambda: None
+        self._lock = threading.Lock()
+        self._holds: dict[str, _OwnerGroupHold] = {}
+
+    @property
+    def all_of(self) -> bool:
+        """True for a MultiLock (every member needed), False for a RedLock (a quorum)."""
+        return self.need == len(self.names) and self.kind == "MultiLock"
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}({', '.join(repr(n) for n in self.names)})"
+
+    def held_count(self, owner: str) -> int:
+        with self._lock:
+            hold = self._holds.get(owner)
+            return 0 if hold is None or hold.lost else hold.count
+
+    def acquired(self, owner: str, members: set[int]) -> None:
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None or hold.lost:
+                self._holds[owner] = _OwnerGroupHold(count=1, members=set(members))
+            else:
+                hold.count += 1
+                hold.members |= members
+
+    def released(self, owner: str) -> bool:
+        """Record one release; return True if the group had been reported lost."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None:
+                return False
+            hold.count -= 1
+            if hold.count <= 0 or hold.lost:
+                del self._holds[owner]
+            return hold.lost
+
+    def member_lost(self, owner: str, index: int, hold: Hold, reason: str) -> None:
+        """A watchdog found member ``index`` of ``owner``'s hold lost: report the group
+        lost once it can no longer be held (any member for all-of, below ``need``)."""
+        with self._lock:
+            group = self._holds.get(owner)
+            if group is None or group.lost:
+                return
+            group.lost_members.add(index)
+            alive = len(group.members - group.lost_members)
+            if alive >= self.need:
+                return
+            group.lost = True
+        reason = (
+            f"{self.label}: member {hold.name!r} lost ({reason}); "
+            f"{alive} of {len(self.names)} members held, {self.need} needed"
+        )
+        report_lost(self.label, owner, reason, self.on_lock_lost or self.fallback_callback())

@@ -1,0 +1,422 @@
+"""A client's own record of the locks it holds: hold counts, leases, renewal, loss.
+
+Redis is the authority on who holds a lock; this table is what one client knows about
+its own holds, for two purposes:
+
+- the watchdog renews the holds taken without a lease, checks that the leased ones still
+  exist, and reports a hold whose safe time ran out (:mod:`redisson_py.core.flows.watchdog`);
+  each loss is reported once;
+- a hold the client has reported lost makes the next ``unlock()`` raise, even if the
+  key happens to be back by then.
+
+The table is shared by user threads (or tasks) and the watchdog, so every method takes a
+short internal lock and never blocks on I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("redisson_py.lock")
+
+
+@dataclass(frozen=True, slots=True)
+class LockLost:
+    """What a lost-lock callback receives.
+
+    ``name`` is the lock, ``owner`` the hash field of the owner that lost it
+    (``<client id>:<thread or task id>``), ``reason`` one sentence saying how it was
+    found out (the key was gone at renewal or at a leased hold's check, the lease ran
+    out while held, or Redis stayed unreachable past expiry).
+    """
+
+    name: str
+    owner: str
+    reason: str
+
+
+LostCallback = Callable[[LockLost], object]
+"""Called once when a held lock is found lost. If it returns an awaitable (an ``async
+def`` callback on the asyncio client), that is run as a task on the client's loop."""
+
+HoldKey = tuple[str, str]
+"""(lock name, owner field)."""
+
+MAX_LOST_REMEMBERED = 10_000
+"""Lost holds remembered for their owner's next unlock, at most."""
+
+
+@dataclass(slots=True, eq=False)
+class Hold:
+    """One owner's holds on one lock, as this client knows them.
+
+    ``expires_at`` (monotonic seconds) is the hold's safe end: until then no other
+    client can be granted the lock, on the master or on a replica a failover could
+    promote. It is :func:`safe_end` of the last confirmed write of the key's expiry (the
+    acquire, a renewal, an extension): when it was *sent*, plus the TTL it set, minus
+    :func:`safety_margin`. A write counts as confirmed when the master applied it and,
+    with replica sync on, the replicas a grant waits for acknowledged it (see
+    :mod:`redisson_py.core.flows.watchdog`). ``lease`` is the lease of the last acquire (None:
+    the watchdog's). ``unconfirmed`` says why the last renewal did not count (None: it
+    did), for the loss report. ``on_lost`` reports a loss: the lock's own reporter, or
+    the aggregator of the MultiLock/RedLock the hold is a member of.
+    """
+
+    name: str
+    owner: str
+    count: int
+    target: Any
+    watchdog: bool
+    expires_at: float
+    on_lost: Callable[[Hold, str], None]
+    releasing: int = 0
+    lease: float | None = None
+    kind: Any = None
+    """The lock's :class:`~redisson_py.core.flows.lock_kinds.LockKind` (its renewal script);
+    None: the reentrant lock's."""
+    unconfirmed: str | None = None
+    checked: bool = True
+    """Whether renewal rounds look at the key (False: a semaphore's leased permit, whose
+    only watch is its safe end)."""
+    acquires: tuple[str, ...] = ()
+    """The request ids of the acquires of this hold (the last :data:`MAX_ACQUIRES`):
+    a release carries them, so one that reaches the server after the owner took the
+    lock again by other acquires releases nothing (see
+    :func:`redisson_py.core.scripts.old_hold_check`)."""
+
+
+MAX_ACQUIRES = 16
+"""Request ids a hold keeps; the server's field names the owner's last acquire, so
+only the most recent ones can match it."""
+
+
+CLOCK_DRIFT_FACTOR = 0.01
+"""The share of a TTL allowed for the client's clock and the servers' clocks running at
+different rates (Redlock's figure)."""
+
+REPORT_ALLOWANCE = 0.05
+"""Seconds allowed for the client to notice a hold's safe end and report it: a watchdog
+thread or task waking late on a busy machine (scheduling, the GIL, a garbage collection)."""
+
+
+def safety_margin(ttl: float) -> float:
+    """How long before its key could expire anywhere a hold of ``ttl`` seconds stops
+    counting as safe: ``ttl`` x 1% (clock drift) + 50 ms (the report's own delay)."""
+    return ttl * CLOCK_DRIFT_FACTOR + REPORT_ALLOWANCE
+
+
+def safe_end(sent_at: float, ttl: float) -> float:
+    """The safe end of a hold whose key's expiry was set to ``ttl`` seconds by a write
+    sent at ``sent_at`` (monotonic) and confirmed: the key lives at least until
+    ``sent_at + ttl`` on every node that has the write (the server counts from when it
+    runs the write, after it was sent), less :func:`safety_margin`."""
+    return sent_at + ttl - safety_margin(ttl)
+
+
+EXPIRY_SLACK = 0.1
+"""A leased key found gone this close (seconds) to its lease's end counts as expired: the
+client's clock for the lease starts a round trip after the server's."""
+
+
+def lease_text(lease: float) -> str:
+    """A lease in seconds as messages show it (``10 s``, ``2.5 s``)."""
+    return f"{lease:g} s"
+
+
+def gone_text(hold: Hold, now: float) -> str:
+    """How ``hold`` came to be gone, for ``unlock()``'s error: its lease ran out, its
+    renewals stopped counting until its safe end, or its key went while the lease (or
+    the watchdog) still kept it."""
+    if hold.lease is not None and now >= hold.expires_at - EXPIRY_SLACK:
+        return f"the hold expired (lease {lease_text(hold.lease)})"
+    if hold.lease is None and now >= hold.expires_at:
+        return "the hold expired unrenewed (" + (hold.unconfirmed or "no renewal in time") + ")"
+    lease = "" if hold.lease is None else f"; lease {lease_text(hold.lease)}"
+    return f"the hold vanished (the key was deleted or evicted{lease})"
+
+
+class HoldTable:
+    """Thread-safe table of this client's holds, keyed by (lock name, owner field)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holds: dict[HoldKey, Hold] = {}
+        # Holds reported lost and not yet unlocked by their owner (whose next unlock
+        # must raise, saying how it went, and whose release of what may be left of the
+        # hold must still carry its acquire ids): the reason and the ids; bounded,
+        # oldest first out, so owners that never unlock cannot grow it without end.
+        self._lost: dict[HoldKey, tuple[str, tuple[str, ...]]] = {}
+        self.watcher: Callable[[Hold], None] | None = None
+        """Told of every acquire recorded (outside the table's lock): the client's
+        watchdog, which watches leased holds too."""
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._holds)
+
+    def count(self, name: str, owner: str, now: float) -> int:
+        """Return the hold count this client believes ``owner`` has (0 after a lease ran out)."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            if hold is None:
+                return 0
+            if not hold.watchdog and now >= hold.expires_at:
+                # The lease ran out on the server too; forget it so a later acquire
+                # starts from 0 rather than from a count that no longer exists.
+                del self._holds[(name, owner)]
+                return 0
+            return hold.count
+
+    def acquired(
+        self,
+        name: str,
+        owner: str,
+        count: int,
+        *,
+        target: Any,
+        lease: float | None,
+        watchdog_timeout: float,
+        now: float,
+        on_lost: Callable[[Hold, str], None],
+        kind: Any = None,
+        checked: bool = True,
+        request_id: str = "",
+    ) -> Hold:
+        """Record that ``owner`` now holds ``name`` ``count`` times (the server's count),
+        granted by a confirmed write sent at ``now`` (monotonic seconds), the acquire
+        ``request_id`` ("": an extension, which is no acquire).
+
+        ``lease`` None means the watchdog keeps the key alive. A reentrant acquire with a
+        lease turns a watchdog hold into a leased one and back, as the last acquire sets
+        the key's TTL on the server. The hold is safe until :func:`safe_end` of ``now``
+        and its TTL. :attr:`watcher`, if set, is told of the hold.
+        """
+        key = (name, owner)
+        with self._lock:
+            self._lost.pop(key, None)
+            hold = self._holds.get(key)
+            if hold is None:
+                hold = Hold(
+                    name=name,
+                    owner=owner,
+                    count=count,
+                    target=target,
+                    watchdog=lease is None,
+                    expires_at=0.0,
+                    on_lost=on_lost,
+                    kind=kind,
+                    checked=checked,
+                )
+                self._holds[key] = hold
+            if request_id and request_id not in hold.acquires:
+                hold.acquires = (*hold.acquires, request_id)[-MAX_ACQUIRES:]
+            hold.count = count
+            hold.watchdog = lease is None
+            hold.lease = lease
+            hold.unconfirmed = None
+            hold.expires_at = safe_end(now, watchdog_timeout if lease is None else lease)
+        watcher = self.watcher
+        if watcher is not None:
+            watcher(hold)
+        return hold
+
+    def released(self, name: str, owner: str, left: int) -> None:
+        """Record a release that left ``left`` holds (0 forgets the lock)."""
+        key = (name, owner)
+        with self._lock:
+            self._lost.pop(key, None)
+            if left <= 0:
+                self._holds.pop(key, None)
+            elif key in self._holds:
+                self._holds[key].count = left
+
+    def _keys(self, name: str, owner: str | None) -> list[HoldKey]:
+        """The keys of ``owner``'s hold on ``name``, or of every owner's (None): a scan of
+        the table only for the rare whole-lock case (force unlock)."""
+        if owner is not None:
+            return [(name, owner)] if (name, owner) in self._holds else []
+        return [key for key in self._holds if key[0] == name]
+
+    def forget(self, name: str, owner: str | None = None) -> None:
+        """Drop the holds on ``name`` (of one owner, or all: after a force unlock)."""
+        with self._lock:
+            for key in self._keys(name, owner):
+                del self._holds[key]
+
+    def was_lost(self, name: str, owner: str) -> bool:
+        """True when this client reported ``owner``'s hold on ``name`` lost since its
+        last acquire or release."""
+        with self._lock:
+            return (name, owner) in self._lost
+
+    def acquiring(self, name: str, owner: str, request_id: str) -> None:
+        """An acquire ``request_id`` is sent for ``owner``'s hold on ``name``, if it has
+        one: its id joins the hold's (the server's field may name it from now on,
+        granted or taken back, whatever its reply)."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            if hold is not None and request_id not in hold.acquires:
+                hold.acquires = (*hold.acquires, request_id)[-MAX_ACQUIRES:]
+
+    def acquire_ids(self, name: str, owner: str) -> tuple[str, ...]:
+        """The request ids of ``owner``'s hold on ``name``, or of the hold reported lost
+        and not unlocked since (its unlock still releases what may be left of it, and a
+        release the server runs late must not release a later hold); empty: no hold
+        known."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            if hold is not None:
+                return hold.acquires
+            lost = self._lost.get((name, owner))
+            return () if lost is None else lost[1]
+
+    def get(self, name: str, owner: str) -> Hold | None:
+        """``owner``'s hold on ``name``, or None."""
+        with self._lock:
+            return self._holds.get((name, owner))
+
+    def expires_at(self, name: str, owner: str) -> float | None:
+        """The safe end of ``owner``'s hold on ``name`` (monotonic seconds; see
+        :class:`Hold`), or None when this client knows of no such hold."""
+        with self._lock:
+            hold = self._holds.get((name, owner))
+            return None if hold is None else hold.expires_at
+
+    def gone_reason(self, name: str, owner: str, now: float) -> str | None:
+        """Why ``owner``'s hold on ``name`` is gone, for an ``unlock()`` that found
+        nothing to release: as reported when it was reported lost, else judged from the
+        hold still in the table (its lease ran out, or its key vanished); None when this
+        client knows of no such hold."""
+        key = (name, owner)
+        with self._lock:
+            lost = self._lost.get(key)
+            if lost is not None:
+                return lost[0]
+            hold = self._holds.get(key)
+            return None if hold is None else f"{gone_text(hold, now)} before this unlock"
+
+    def clear_lost(self, name: str, owner: str) -> None:
+        with self._lock:
+            self._lost.pop((name, owner), None)
+
+    def all_holds(self) -> list[Hold]:
+        """Return every hold (renewed or leased), as a snapshot."""
+        with self._lock:
+            return list(self._holds.values())
+
+    def next_expiry(self) -> float | None:
+        """The earliest safe end of any hold (monotonic), or None without holds."""
+        with self._lock:
+            return min((h.expires_at for h in self._holds.values()), default=None)
+
+    def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float, now: float) -> bool:
+        """Record a confirmed renewal sent at ``sent_at``: the hold is safe until
+        :func:`safe_end` of it, and no longer unconfirmed. A hold whose safe end had
+        passed by ``now`` stays as it is: it is reported lost (that it was renewed
+        since does not undo the time it was not safe). True when the hold was renewed."""
+        with self._lock:
+            if self._holds.get((hold.name, hold.owner)) is not hold or not hold.watchdog:
+                return False
+            if now >= hold.expires_at:
+                return False
+            hold.expires_at = max(hold.expires_at, safe_end(sent_at, watchdog_timeout))
+            hold.unconfirmed = None
+            return True
+
+    def unconfirmed(self, hold: Hold, why: str) -> None:
+        """Record that a renewal of ``hold`` did not count (``why``: unreachable, too few
+        replicas acknowledged it); its safe end stays where the last confirmed write put
+        it, and a loss reported at that end gives ``why``."""
+        with self._lock:
+            if self._holds.get((hold.name, hold.owner)) is hold:
+                hold.unconfirmed = why
+
+    def extended(self, hold: Hold, lease: float, safe_until: float) -> None:
+        """Record a lease extension: ``hold`` is now leased for ``lease`` seconds and
+        safe until ``safe_until`` (monotonic)."""
+        with self._lock:
+            if self._holds.get((hold.name, hold.owner)) is hold:
+                hold.lease = lease
+                hold.watchdog = False
+                hold.expires_at = safe_until
+
+    def releasing(self, name: str, owner: str | None, delta: int) -> None:
+        """Count a release of ``name`` by ``owner`` (None: any owner, a force unlock)
+        starting (+1) or ending (-1). A renewal that finds the key gone while a release is
+        in flight is that release's doing, not a loss."""
+        with self._lock:
+            for key in self._keys(name, owner):
+                hold = self._holds[key]
+                hold.releasing = max(0, hold.releasing + delta)
+
+    def take_lost(self, hold: Hold, gone: str = "") -> bool:
+        """Remove ``hold`` as lost; True if it was still current (report it then, once).
+        ``gone`` is what its owner's next ``unlock()`` will say happened to it."""
+        key = (hold.name, hold.owner)
+        with self._lock:
+            if self._holds.get(key) is not hold or hold.releasing:
+                return False
+            del self._holds[key]
+            gone = gone or "the hold was lost"
+            self._lost[key] = (f"{gone} and was reported lost before this unlock", hold.acquires)
+            if len(self._lost) > MAX_LOST_REMEMBERED:
+                del self._lost[next(iter(self._lost))]
+            return True
+
+    def clear(self) -> None:
+        """Forget everything (after a fork, or at shutdown)."""
+        with self._lock:
+            self._holds.clear()
+            self._lost.clear()
+
+
+def report_lost(
+    name: str,
+    owner: str,
+    reason: str,
+    callback: LostCallback | None,
+    *,
+    quiet: bool = False,
+    subject: str | None = None,
+) -> None:
+    """Tell the holder of lock ``name`` it is lost: one ERROR line naming the lock
+    (unless ``quiet``: a member of a group, which reports for itself), then the callback,
+    whose exceptions are logged, never propagated into the watchdog. ``subject`` names
+    what was lost in the log line when it is not a lock (a semaphore's permit)."""
+    if not quiet:
+        if subject is None:
+            log.error("lock %r lost by %s: %s", name, owner, reason)
+        else:
+            log.error("%s lost: %s", subject, reason)
+    if callback is None:
+        return
+    try:
+        result = callback(LockLost(name, owner, reason))
+    except Exception:
+        log.exception("on_lock_lost callback for lock %r raised", name)
+        return
+    if inspect.isawaitable(result):
+        # An async callback (asyncio client): run it on the loop that found the loss.
+        try:
+            asyncio.get_running_loop().create_task(_logged(result, name))
+        except RuntimeError:  # no loop here: a coroutine callback on the sync client
+            log.error(
+                "on_lock_lost callback for lock %r is async, but no event loop "
+                "runs here to await it",
+                name,
+            )
+            if inspect.iscoroutine(result):
+                result.close()
+
+
+async def _logged(awaitable: Awaitable[object], name: str) -> None:
+    try:
+        await awaitable
+    except Exception:
+        log.exception("on_lock_lost callback for lock %r raised", name)
