@@ -20,13 +20,14 @@ from redisson_py.core.state import events
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import RedissonError
 from redisson_py.events import LockEvent
+from redisson_py.sync._primitives import RUNTIME
 
 
 class _Client:
     """What ``otel.instrument`` needs of a client: add_listener, on a real state."""
 
     def __init__(self) -> None:
-        self.state = ClientState(LockSettings())
+        self.state = ClientState(LockSettings(), runtime=RUNTIME)
 
     def add_listener(self, listener: Any) -> None:
         events.add_listener(self.state, listener)
@@ -40,7 +41,7 @@ class _Client:
 def test_listeners_are_called_in_order_and_a_failing_one_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    state = ClientState(LockSettings())
+    state = ClientState(LockSettings(), runtime=RUNTIME)
     assert state.listeners == ()  # no listener: emission points skip at one check
     heard: list[str] = []
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -29,6 +31,8 @@ from typing import Any
 
 from redis.asyncio.connection import AbstractConnection
 
+from redisson_py._callbacks import await_later
+from redisson_py.core.state.client_state import Runtime
 from redisson_py.errors import UsageError
 
 IS_ASYNC = True
@@ -37,6 +41,17 @@ IS_ASYNC = True
 TIMES_ROUND_TRIPS = True
 """The manager bounds each round trip with :func:`round_trip_timeout`, so command pools
 need no socket timeout of their own."""
+
+RUNTIME = Runtime(
+    clock=time.monotonic,
+    wall_clock=time.time,
+    # A real lock, not ThreadLock: a client's hold table may be read from other
+    # threads (is_held_by_current_thread, a callback, the CLI).
+    new_mutex=threading.Lock,
+    await_later=await_later,
+)
+"""What the core takes from this shell (see
+:class:`~redisson_py.core.state.client_state.Runtime`)."""
 
 Cancelled: type[BaseException] = asyncio.CancelledError
 """What a background loop receives when it is stopped (re-raised, never swallowed)."""

@@ -50,7 +50,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     def __init__(
         self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
     ):
-        super().__init__(config, manager, on_lock_lost)
+        super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
 
     @classmethod

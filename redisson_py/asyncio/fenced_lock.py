@@ -36,7 +36,6 @@ class FencedLock(Lock):
         flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, None, lease)
         token: int | None = await run(flow)
         assert token is not None  # a wait without deadline returns only when held
-        self._started(lease)
         return token
 
     async def try_lock_and_get_token(
@@ -46,8 +45,6 @@ class FencedLock(Lock):
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
         flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, wait, lease)
         token: int | None = await run(flow)
-        if token is not None:
-            self._started(lease)
         return token
 
     async def get_token(self) -> int | None:

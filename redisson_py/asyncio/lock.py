@@ -97,7 +97,6 @@ class Lock(LockHandle, LockProtocol):
         """
         lease = check_lease(self.name, lease_time)
         await run(self._flow(self._owner(), lock_flows.try_lock, None, lease))
-        self._started(lease)
 
     async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
         """Take the lock if it can be had within ``wait_time`` seconds; True if taken.
@@ -107,13 +106,7 @@ class Lock(LockHandle, LockProtocol):
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
         acquired: bool = await run(self._flow(self._owner(), lock_flows.try_lock, wait, lease))
-        if acquired:
-            self._started(lease)
         return acquired
-
-    def _started(self, lease: float | None) -> None:
-        if lease is None:
-            self._client._watchdog.ensure_running()
 
     def _owner(self) -> int:
         owner = self.owner_id

@@ -57,9 +57,6 @@ class MultiLock(GroupHandle, LockProtocol):
             self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
         )
         acquired: bool = await run(multi_flows.guarded(self._group, flow))
-        if acquired and lease is None:
-            for lock in self.locks:
-                lock._client._watchdog.ensure_running()
         return acquired
 
     async def unlock(self) -> None:

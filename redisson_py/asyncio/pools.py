@@ -51,6 +51,7 @@ class NodePools(PoolRegistry[aioredis.ConnectionPool]):
             make_pool,
             retry=lambda: Retry(NoBackoff(), 0),
             connection_class=lambda tls: SSLConnection if tls else Connection,
+            mutex=primitives.RUNTIME.new_mutex(),
         )
 
     def client(self, address: Address) -> aioredis.Redis:

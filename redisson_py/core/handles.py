@@ -22,7 +22,7 @@ from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind, LockRef
 from redisson_py.core.routing.manager_base import ManagerBase
 from redisson_py.core.routing.naming import owner_field, prefixed_name
 from redisson_py.core.state import events
-from redisson_py.core.state.client_state import ClientState
+from redisson_py.core.state.client_state import ClientState, Runtime
 from redisson_py.core.state.events import LockEvent
 from redisson_py.core.state.group_holds import GroupState
 from redisson_py.core.state.holds import LostCallback
@@ -41,21 +41,30 @@ MIN_LEASE = 0.001
 
 
 def check_lease(
-    name: str, lease_time: float | None, *, what: str = "lock", none: str = "the watchdog"
+    name: str,
+    lease_time: float | None,
+    *,
+    what: str = "lock",
+    none: str | None = "the watchdog",
+    argument: str = "lease_time",
 ) -> float | None:
-    """``lease_time`` must be None (``none``: what no lease means) or a finite number of
-    seconds, at least :data:`MIN_LEASE` (1 ms); else :class:`~redisson_py.ArgumentError`
-    naming the ``what`` (a lock, a semaphore...) ``name``."""
-    if lease_time is None:
+    """The one check of a lease (and of an extension, which is a new lease):
+    ``lease_time`` must be a finite number of seconds, at least :data:`MIN_LEASE` (1 ms),
+    or None where None is allowed (``none`` says what no lease means; ``none=None``: not
+    allowed); else an :class:`~redisson_py.ArgumentError` naming the ``what`` (a lock, a
+    semaphore...) ``name`` and the ``argument``."""
+    if lease_time is None and none is not None:
         return None
     if isinstance(lease_time, bool) or not isinstance(lease_time, int | float):
+        allowed = "seconds" if none is None else "seconds or None"
         raise ArgumentTypeError(
-            f"{what} {name!r}: lease_time must be seconds or None, not {lease_time!r}"
+            f"{what} {name!r}: {argument} must be {allowed}, not {lease_time!r}"
         )
     if not math.isfinite(lease_time) or lease_time < MIN_LEASE:
+        alternative = "" if none is None else f", or None for {none}"
         raise ArgumentError(
-            f"{what} {name!r}: lease_time must be at least 0.001 s (1 ms), or None for"
-            f" {none}; got {lease_time!r}"
+            f"{what} {name!r}: {argument} must be at least 0.001 s (1 ms){alternative};"
+            f" got {lease_time!r}"
         )
     return float(lease_time)
 
@@ -142,14 +151,10 @@ class LockHandle:
 
     @staticmethod
     def _check_extension(name: str, seconds: float) -> float:
-        """``extend``'s argument: finite seconds, at least :data:`MIN_LEASE`."""
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            raise ArgumentTypeError(f"lock {name!r}: extend takes seconds, not {seconds!r}")
-        if not math.isfinite(seconds) or seconds < MIN_LEASE:
-            raise ArgumentError(
-                f"lock {name!r}: a hold can be extended by at least 0.001 s (1 ms); got {seconds!r}"
-            )
-        return float(seconds)
+        """``extend``'s argument: a new lease, checked as one."""
+        lease = check_lease(name, seconds, none=None, argument="seconds")
+        assert lease is not None
+        return lease
 
     def _ref(self, owner_id: int | str, group_on_lost: Any = None) -> LockRef:
         state = self._client._state
@@ -228,7 +233,9 @@ class GroupHandle:
             raise ArgumentError(f"{self.kind}: member_timeout must be positive seconds")
         self.locks: tuple[LockHandle, ...] = tuple(locks)
         self.member_timeout = member_timeout
-        self._group = GroupState(self.kind, [lock.name for lock in locks], self._need(len(locks)))
+        runtime = locks[0]._client._state.runtime
+        names = [lock.name for lock in locks]
+        self._group = GroupState(self.kind, names, self._need(len(locks)), runtime)
         self._group.on_lock_lost = on_lock_lost
         self._group.fallback_callback = lambda: self.locks[0]._client.on_lock_lost
         self.owner_id: int | None = None
@@ -304,10 +311,17 @@ class ClientHandle(Generic[L, M]):
 
     lock_class: type[L]
 
-    def __init__(self, config: Config, manager: M, on_lock_lost: LostCallback | None):
+    def __init__(
+        self,
+        config: Config,
+        manager: M,
+        on_lock_lost: LostCallback | None,
+        runtime: Runtime,
+    ):
         self.config = config
         self._manager = manager
-        self._state = ClientState(lock_settings(config, manager.mode.section), on_lock_lost)
+        settings = lock_settings(config, manager.mode.section)
+        self._state = ClientState(settings, on_lock_lost, runtime=runtime)
 
     @property
     def id(self) -> str:

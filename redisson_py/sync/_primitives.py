@@ -20,11 +20,21 @@ from typing import Any
 
 from redis.connection import AbstractConnection
 
+from redisson_py._callbacks import await_later
+from redisson_py.core.state.client_state import Runtime
+
 IS_ASYNC = False
 """False in the threaded shell; the client checks decorated functions against it."""
 
 TIMES_ROUND_TRIPS = False
 """Round trips are bounded by the pools' socket timeouts (set per reply timeout)."""
+
+
+RUNTIME = Runtime(
+    clock=time.monotonic, wall_clock=time.time, new_mutex=threading.Lock, await_later=await_later
+)
+"""What the core takes from this shell (see
+:class:`~redisson_py.core.state.client_state.Runtime`)."""
 
 
 class Cancelled(BaseException):

@@ -53,6 +53,7 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
             make_pool,
             retry=lambda: Retry(NoBackoff(), 0),
             connection_class=lambda tls: SSLConnection if tls else Connection,
+            mutex=primitives.RUNTIME.new_mutex(),
         )
 
     def client(self, address: Address) -> redis.Redis:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.flows import lock_kinds
 from redisson_py.core.flows import watchdog as renewal
 from redisson_py.core.state.client_state import ClientState, LockSettings
+from redisson_py.sync._primitives import RUNTIME
 
 
 class FakeClock:
@@ -81,7 +83,7 @@ def drive_contended_wait(
 
 def test_a_timed_wait_ends_when_the_fake_clock_passes_its_deadline() -> None:
     clock = FakeClock()
-    state = ClientState(LockSettings(), clock=clock)
+    state = ClientState(LockSettings(), runtime=replace(RUNTIME, clock=clock))
     ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
     log: list[str] = []
     started = time.monotonic()
@@ -96,10 +98,10 @@ def test_a_timed_wait_ends_when_the_fake_clock_passes_its_deadline() -> None:
 
 def test_the_watchdog_renews_when_the_fake_clock_reaches_a_third_of_its_timeout() -> None:
     clock = FakeClock()
-    state = ClientState(LockSettings(watchdog_timeout=30.0), clock=clock)
+    state = ClientState(LockSettings(watchdog_timeout=30.0), runtime=replace(RUNTIME, clock=clock))
     owner = f"{state.client_id}:1"
     hold = state.holds.acquired(
-        "res", owner, 1, target=Target(), lease=None, watchdog_timeout=30.0,
+        "res", owner, 1, target=Target(), lease=None, ttl=30.0,
         now=clock(), on_lost=lambda hold, reason: None,
     )  # fmt: skip
     schedule = renewal.Schedule(state)

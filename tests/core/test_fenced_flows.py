@@ -12,6 +12,7 @@ from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.routing.naming import key_slot
 from redisson_py.core.scripts.fenced_lock import ACQUIRE_FENCED
 from redisson_py.core.state.client_state import ClientState, LockSettings
+from redisson_py.sync._primitives import RUNTIME
 
 
 class Target:
@@ -23,7 +24,7 @@ class Target:
 
 
 def make_ref() -> lock_kinds.LockRef:
-    state = ClientState(LockSettings())
+    state = ClientState(LockSettings(), runtime=RUNTIME)
     return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state, kind=FENCED)
 
 

@@ -33,6 +33,7 @@ from redisson_py.errors import (
     RedissonError,
     StaleTokenError,
 )
+from redisson_py.sync._primitives import RUNTIME
 
 ADDRESS = "redis://127.0.0.1:7000"
 
@@ -48,7 +49,9 @@ class Target:
 
 
 def make_ref(name: str = "ledger", *, by_slot: bool = True) -> ResourceRef:
-    state = ClientState(LockSettings(retry_attempts=2, retry_delay=lambda attempt: 0.05))
+    state = ClientState(
+        LockSettings(retry_attempts=2, retry_delay=lambda attempt: 0.05), runtime=RUNTIME
+    )
     return ResourceRef(name, f"{state.client_id}:1", Target(by_slot), state)
 
 
@@ -210,7 +213,7 @@ def test_reads_decode_their_replies() -> None:
 
 
 def make_lock_ref() -> lock_kinds.LockRef:
-    state = ClientState(LockSettings())
+    state = ClientState(LockSettings(), runtime=RUNTIME)
     return lock_kinds.LockRef("ledger", f"{state.client_id}:1", Target(), state, kind=FENCED)
 
 

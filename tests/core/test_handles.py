@@ -11,11 +11,12 @@ from redisson_py.core.handles import GroupHandle, LockHandle
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import ClientClosedError
+from redisson_py.sync._primitives import RUNTIME
 
 
 def _client() -> Any:
     manager = SimpleNamespace(routes_by_slot=False, publish_command="publish")
-    return SimpleNamespace(_manager=manager, _state=ClientState(LockSettings()))
+    return SimpleNamespace(_manager=manager, _state=ClientState(LockSettings(), runtime=RUNTIME))
 
 
 def test_a_ref_is_kept_for_its_owner_and_made_again_when_anything_it_holds_changes() -> None:

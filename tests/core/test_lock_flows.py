@@ -9,6 +9,7 @@ real servers is tested in tests/lock and integration/.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from redisson_py.core.flows import lock_kinds
 from redisson_py.core.state import losses
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError
+from redisson_py.sync._primitives import RUNTIME
 
 
 class Target:
@@ -46,7 +48,7 @@ class Target:
 
 
 def make_ref(**settings: Any) -> lock_kinds.LockRef:
-    state = ClientState(LockSettings(retry_attempts=2, **settings))
+    state = ClientState(LockSettings(retry_attempts=2, **settings), runtime=RUNTIME)
     return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
 
 
@@ -199,7 +201,10 @@ def test_a_refusal_after_an_unanswered_attempt_still_undoes_the_request() -> Non
     # The unanswered attempt may reach the server after its answered retry (both
     # sockets read once a frozen server resumes): it could still grant the lock then.
     now = [0.0]
-    state = ClientState(LockSettings(retry_delay=lambda attempt: 0.5), clock=lambda: now[0])
+    state = ClientState(
+        LockSettings(retry_delay=lambda attempt: 0.5),
+        runtime=replace(RUNTIME, clock=lambda: now[0]),
+    )
     ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
     step = Stepper(lock_flows.try_lock(ref, 1.0, None))
     request_id = script_of(step.effect).args[3]

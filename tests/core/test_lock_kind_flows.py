@@ -8,6 +8,7 @@ integration/family/."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -33,11 +34,13 @@ from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.scripts import fair, rwlock
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import ArgumentError, LockReentryError
+from redisson_py.sync._primitives import RUNTIME
 
 
 def make_ref(kind: lock_kinds.LockKind, **settings: Any) -> lock_kinds.LockRef:
     state = ClientState(
-        LockSettings(retry_attempts=2, **settings), clock=FakeClock(), wall_clock=lambda: 1000.0
+        LockSettings(retry_attempts=2, **settings),
+        runtime=replace(RUNTIME, clock=FakeClock(), wall_clock=lambda: 1000.0),
     )
     owner = f"{state.client_id}:1{kind.owner_suffix}"
     return lock_kinds.LockRef("res", owner, Target(), state, kind=kind)
@@ -172,7 +175,7 @@ def test_read_and_write_holds_use_their_fields_and_the_read_holds_their_timeout_
 
 
 def test_the_watchdog_renews_read_holds_with_the_read_script_in_their_own_call() -> None:
-    state = ClientState(LockSettings(watchdog_timeout=3.0))
+    state = ClientState(LockSettings(watchdog_timeout=3.0), runtime=RUNTIME)
     target = Target()
     for name, kind in (("a", lock_kinds.REENTRANT), ("b", lock_kinds.READ), ("c", lock_kinds.FAIR)):
         state.holds.acquired(
@@ -181,7 +184,7 @@ def test_the_watchdog_renews_read_holds_with_the_read_script_in_their_own_call()
             1,
             target=target,
             lease=None,
-            watchdog_timeout=3.0,
+            ttl=3.0,
             now=state.clock(),
             on_lost=lambda hold, reason: None,
             kind=kind,

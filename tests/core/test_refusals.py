@@ -9,6 +9,7 @@ integration/lock/test_server_refusals.py.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import pytest
@@ -44,6 +45,7 @@ from redisson_py.core.routing.refusals import (
 )
 from redisson_py.core.routing.wire import Fail, Planned, as_refusal, interpret
 from redisson_py.core.state.client_state import ClientState, LockSettings
+from redisson_py.sync._primitives import RUNTIME
 
 ADDRESS = "redis://127.0.0.1:6379"
 SHA = "f6e6a984f39d99fef4b3970e896ed31bb5765662"
@@ -324,7 +326,7 @@ class Clock:
 
 def make_ref(clock: Clock, **settings: Any) -> lock_kinds.LockRef:
     settings.setdefault("retry_delay", lambda attempt: 0.5)
-    state = ClientState(LockSettings(**settings), clock=clock)
+    state = ClientState(LockSettings(**settings), runtime=replace(RUNTIME, clock=clock))
     return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from redisson_py.core.routing.refusals import refused
 from redisson_py.core.state import holds, losses
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.core.state.holds import Hold
+from redisson_py.sync._primitives import RUNTIME
 
 
 class Target:
@@ -32,7 +34,7 @@ TARGET = Target()
 
 
 def make_state() -> tuple[ClientState, list[tuple[Hold, str]]]:
-    state = ClientState(LockSettings(watchdog_timeout=3.0))
+    state = ClientState(LockSettings(watchdog_timeout=3.0), runtime=RUNTIME)
     lost: list[tuple[Hold, str]] = []
     return state, lost
 
@@ -44,7 +46,7 @@ def take(state: ClientState, lost: list[tuple[Hold, str]], name: str, lease: flo
         1,
         target=TARGET,
         lease=lease,
-        watchdog_timeout=3.0,
+        ttl=state.settings.key_ttl(lease),
         now=time.monotonic(),
         on_lost=lambda hold, reason: lost.append((hold, reason)),
     )
@@ -153,13 +155,13 @@ def test_rounds_and_reports_wake_on_their_own_timers() -> None:
 
 def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
     clock = FakeClock()
-    state = ClientState(LockSettings(watchdog_timeout=3.0), clock=clock)
+    state = ClientState(LockSettings(watchdog_timeout=3.0), runtime=replace(RUNTIME, clock=clock))
     lost: list[tuple[Hold, str]] = []
     owner = f"{state.client_id}:1"
 
     def take_at(name: str, lease: float) -> Hold:
         return state.holds.acquired(
-            name, owner, 1, target=TARGET, lease=lease, watchdog_timeout=3.0,
+            name, owner, 1, target=TARGET, lease=lease, ttl=state.settings.key_ttl(lease),
             now=clock(), on_lost=lambda hold, reason: lost.append((hold, reason)),
         )  # fmt: skip
 
@@ -180,11 +182,11 @@ def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
 
 def test_the_safe_end_counts_from_the_send_less_the_margin() -> None:
     clock = FakeClock()
-    state = ClientState(LockSettings(watchdog_timeout=30.0), clock=clock)
+    state = ClientState(LockSettings(watchdog_timeout=30.0), runtime=replace(RUNTIME, clock=clock))
     sent = clock()
     clock.advance(0.4)  # the reply (and its WAIT) came 0.4 s after the send
     hold = state.holds.acquired(
-        "a", "o", 1, target=TARGET, lease=10.0, watchdog_timeout=30.0, now=sent,
+        "a", "o", 1, target=TARGET, lease=10.0, ttl=10.0, now=sent,
         on_lost=lambda hold, reason: None,
     )  # fmt: skip
     assert holds.safety_margin(10.0) == pytest.approx(0.15)  # 10 s x 1% + 50 ms
@@ -195,10 +197,10 @@ def synced_state(clock: FakeClock) -> tuple[ClientState, list[tuple[Hold, str]],
     settings = LockSettings(
         watchdog_timeout=3.0, check_lock_synced_slaves=True, slaves_sync_timeout=0.5
     )
-    state = ClientState(settings, clock=clock)
+    state = ClientState(settings, runtime=replace(RUNTIME, clock=clock))
     lost: list[tuple[Hold, str]] = []
     hold = state.holds.acquired(
-        "a", f"{state.client_id}:1", 1, target=TARGET, lease=None, watchdog_timeout=3.0,
+        "a", f"{state.client_id}:1", 1, target=TARGET, lease=None, ttl=3.0,
         now=clock(), on_lost=lambda hold, reason: lost.append((hold, reason)),
     )  # fmt: skip
     return state, lost, hold

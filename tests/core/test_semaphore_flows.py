@@ -8,6 +8,7 @@ test_permit_expirable_semaphore.py."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from redisson_py.core.routing.subscriptions import ALL, wake_count
 from redisson_py.core.scripts import permit_semaphore, semaphore
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import ConnectError, NoSyncedReplicasError
+from redisson_py.sync._primitives import RUNTIME
 
 
 def make_ref(
@@ -44,7 +46,10 @@ def make_ref(
 ) -> tuple[ObjectRef, FakeClock]:
     clock = FakeClock()
     settings = {"retry_attempts": 2, **settings}
-    state = ClientState(LockSettings(**settings), clock=clock, wall_clock=lambda: 1_700_000_000.0)
+    state = ClientState(
+        LockSettings(**settings),
+        runtime=replace(RUNTIME, clock=clock, wall_clock=lambda: 1_700_000_000.0),
+    )
     return object_ref("res", Target(by_slot), state, layout), clock
 
 

@@ -83,7 +83,7 @@ class AcquireRequest:
         settings = ref.state.settings
         self.ref = ref
         self.lease = lease
-        self.lease_ms = to_millis(settings.watchdog_timeout if lease is None else lease)
+        self.lease_ms = to_millis(settings.key_ttl(lease))
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
         self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
         self.queue = ref.kind.queues and (wait is None or wait > 0)
@@ -197,7 +197,7 @@ def _acquire_once(
         reply.hold_count,
         target=ref.target,
         lease=acquire.lease,
-        watchdog_timeout=settings.watchdog_timeout,
+        ttl=settings.key_ttl(acquire.lease),
         now=sent[0],
         on_lost=ref.report,
         kind=ref.kind,
@@ -518,7 +518,7 @@ def extend(ref: LockRef, seconds: float) -> Flow:
         int(count),
         target=ref.target,
         lease=seconds,
-        watchdog_timeout=settings.watchdog_timeout,
+        ttl=seconds,
         now=sent[0],
         on_lost=hold.on_lost if hold is not None else ref.report,
         kind=ref.kind,

@@ -475,7 +475,9 @@ class LockRef:
             self.group_on_lost(hold, reason)
             return
         callback = self.on_lost_callback or self.state.on_lock_lost
-        report_lost(hold.name, hold.owner, reason, callback)
+        report_lost(
+            hold.name, hold.owner, reason, callback, await_later=self.state.runtime.await_later
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,9 @@ def _acquire_round(
         except Exception as error:  # an error reply, or a key that is not a lock
             outcomes.append(_Outcome(None, error, None))
             continue
-        if flag is AcquireFlag.STALE:  # cannot happen with a fresh request id; count it as a failure
+        if (
+            flag is AcquireFlag.STALE
+        ):  # cannot happen with a fresh request id; count it as a failure
             outcomes.append(_Outcome(None, RuntimeError("stale acquire"), acquire))
             continue
         if flag is AcquireFlag.REFUSED:  # a non-reentrant member this owner holds already
@@ -223,7 +225,7 @@ def try_lock(
     is not positive (:func:`redisson_py.core.flows.quorum.validity`).
     """
     settings = refs[0].state.settings
-    effective_lease = settings.watchdog_timeout if lease is None else lease
+    effective_lease = settings.key_ttl(lease)
     timeout = member_timeout or quorum.member_timeout(effective_lease, settings.command_timeout)
     all_of = group.all_of
     if not all_of and quorum.validity(effective_lease, timeout) <= 0:
@@ -347,7 +349,7 @@ def _record_members(
             reply.hold_count,
             target=ref.target,
             lease=lease,
-            watchdog_timeout=ref.state.settings.watchdog_timeout,
+            ttl=ref.state.settings.key_ttl(lease),
             now=sent_at,
             on_lost=ref.report,
             kind=ref.kind,

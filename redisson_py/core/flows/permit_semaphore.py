@@ -61,7 +61,10 @@ def _reporter(ref: ObjectRef) -> Callable[[Hold, str], None]:
 
     def report(hold: Hold, reason: str) -> None:
         subject = f"{ref.subject}: permit {hold.owner}"
-        report_lost(hold.name, hold.owner, reason, ref.state.on_lock_lost, subject=subject)
+        callback, await_later = ref.state.on_lock_lost, ref.state.runtime.await_later
+        report_lost(
+            hold.name, hold.owner, reason, callback, await_later=await_later, subject=subject
+        )
 
     return report
 
@@ -76,7 +79,7 @@ def _track(ref: ObjectRef, permit: str, lease: float, sent_at: float) -> None:
         1,
         target=ref.target,
         lease=lease,
-        watchdog_timeout=ref.state.settings.watchdog_timeout,
+        ttl=lease,
         now=sent_at,
         on_lost=_reporter(ref),
         checked=False,

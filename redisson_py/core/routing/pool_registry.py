@@ -11,9 +11,9 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
 from redisson_py.config.addresses import Address
@@ -66,6 +66,7 @@ class PoolRegistry(Generic[P]):
         *,
         retry: Callable[[], Any],
         connection_class: Callable[[bool], type],
+        mutex: AbstractContextManager[Any],
     ):
         self._kwargs_for = kwargs_for
         self._make_pool = make_pool
@@ -73,7 +74,7 @@ class PoolRegistry(Generic[P]):
         self._connection_class = connection_class
         self._pools: dict[PoolKey, P] = {}
         self._idle: dict[int, IdleConnections] = {}
-        self._lock = threading.Lock()
+        self._lock = mutex  # the shell's: pools are created from any thread
 
     def kwargs(
         self, address: Address, timeout: float | None, sentinel: bool, pubsub: bool

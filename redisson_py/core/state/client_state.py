@@ -9,10 +9,10 @@ empty table, so a child never unlocks, renews or reenters its parent's holds.
 from __future__ import annotations
 
 import os
-import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,12 @@ class LockSettings:
         latch_ttl = max(1.0, (self.command_timeout + worst_retry) * max(1, self.retry_attempts))
         object.__setattr__(self, "latch_ttl", latch_ttl)
 
+    def key_ttl(self, lease: float | None) -> float:
+        """The rule "no lease means the watchdog", decided here and nowhere else: the TTL
+        a hold's key gets is its ``lease``, or without one (None) the watchdog timeout,
+        and the watchdog then renews it every :attr:`renew_interval`."""
+        return self.watchdog_timeout if lease is None else lease
+
     @property
     def sync_replicas(self) -> float | None:
         """How long a write of a hold waits for the replicas' acknowledgement (a grant, a
@@ -58,6 +64,26 @@ class LockSettings:
     def renew_interval(self) -> float:
         """How often the watchdog renews: a third of the watchdog timeout, as Redisson."""
         return self.watchdog_timeout / 3
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What the core needs of the world and does not take for itself: each shell gives
+    its own (``RUNTIME`` in :mod:`redisson_py.asyncio._primitives` and in its threaded
+    twin), and a test may give a fake clock (``dataclasses.replace(RUNTIME, clock=...)``).
+    The core imports no ``asyncio`` or ``threading`` and reads no clock of its own."""
+
+    clock: Callable[[], float]
+    """Monotonic seconds: the only clock the flows read."""
+    wall_clock: Callable[[], float]
+    """Seconds since the epoch, for data other clients compare against their own
+    clocks (a fair lock's waiter timeouts, a leased permit's end, as Redisson's)."""
+    new_mutex: Callable[[], AbstractContextManager[Any]]
+    """A new lock for state shared by user threads (or tasks) and the watchdog; held
+    briefly, never across I/O."""
+    await_later: Callable[[Awaitable[object], str], None]
+    """Runs what an async lost-lock callback returned, on its own (``str``: the lock,
+    for the log line when it cannot be run or raises)."""
 
 
 _live_states: weakref.WeakSet[ClientState] = weakref.WeakSet()
@@ -71,17 +97,16 @@ class ClientState:
         settings: LockSettings,
         on_lock_lost: LostCallback | None = None,
         *,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
+        runtime: Runtime,
     ):
         self.settings = settings
-        self.clock = clock
-        """Monotonic seconds: the only clock the flows read (a test passes its own)."""
-        self.wall_clock = wall_clock
-        """Seconds since the epoch, for data other clients compare against their own
-        clocks (a fair lock's waiter timeouts, as Redisson's)."""
+        self.runtime = runtime
+        self.clock = runtime.clock
+        """Monotonic seconds (:attr:`Runtime.clock`)."""
+        self.wall_clock = runtime.wall_clock
+        """Seconds since the epoch (:attr:`Runtime.wall_clock`)."""
         self.on_lock_lost = on_lock_lost
-        self.holds = HoldTable()
+        self.holds = HoldTable(runtime.new_mutex)
         self.client_id = str(uuid.uuid4())
         self.pid = os.getpid()
         self.extra: dict[str, Any] = {}
@@ -96,7 +121,7 @@ class ClientState:
         self.pid = os.getpid()
         # A new table rather than clear(): a parent thread may have held the old
         # table's lock at the fork, and the child would wait on it forever.
-        self.holds = HoldTable()
+        self.holds = HoldTable(self.runtime.new_mutex)
 
 
 def _reset_states_in_child() -> None:

@@ -7,10 +7,10 @@ takes a short internal lock and never blocks on I/O.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from redisson_py.core.state.client_state import Runtime
 from redisson_py.core.state.holds import Hold, LostCallback, report_lost
 
 
@@ -29,13 +29,14 @@ class GroupState:
     RedLock). Thread-safe; member losses arrive from watchdogs.
     """
 
-    def __init__(self, kind: str, names: Sequence[str], need: int):
+    def __init__(self, kind: str, names: Sequence[str], need: int, runtime: Runtime):
         self.kind = kind
+        self._runtime = runtime
         self.names = tuple(names)
         self.need = need
         self.on_lock_lost: LostCallback | None = None
         self.fallback_callback: Callable[[], LostCallback | None] = lambda: None
-        self._lock = threading.Lock()
+        self._lock = runtime.new_mutex()
         self._holds: dict[str, _OwnerGroupHold] = {}
 
     @property
@@ -88,4 +89,5 @@ class GroupState:
             f"{self.label}: member {hold.name!r} lost ({reason}); "
             f"{alive} of {len(self.names)} members held, {self.need} needed"
         )
-        report_lost(self.label, owner, reason, self.on_lock_lost or self.fallback_callback())
+        callback = self.on_lock_lost or self.fallback_callback()
+        report_lost(self.label, owner, reason, callback, await_later=self._runtime.await_later)

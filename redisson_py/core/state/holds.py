@@ -15,11 +15,10 @@ short internal lock and never blocks on I/O.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-import threading
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,8 +143,8 @@ def gone_text(hold: Hold, now: float) -> str:
 class HoldTable:
     """Thread-safe table of this client's holds, keyed by (lock name, owner field)."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, new_mutex: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._lock = new_mutex()
         self._holds: dict[HoldKey, Hold] = {}
         # Holds reported lost and not yet unlocked by their owner (whose next unlock
         # must raise, saying how it went, and whose release of what may be left of the
@@ -181,7 +180,7 @@ class HoldTable:
         *,
         target: Any,
         lease: float | None,
-        watchdog_timeout: float,
+        ttl: float,
         now: float,
         on_lost: Callable[[Hold, str], None],
         kind: Any = None,
@@ -192,7 +191,9 @@ class HoldTable:
         granted by a confirmed write sent at ``now`` (monotonic seconds), the acquire
         ``request_id`` ("": an extension, which is no acquire).
 
-        ``lease`` None means the watchdog keeps the key alive. A reentrant acquire with a
+        ``lease`` None means the watchdog keeps the key alive; ``ttl`` is the TTL the
+        write gave the key (:meth:`~redisson_py.core.state.client_state.LockSettings.key_ttl`
+        of the lease). A reentrant acquire with a
         lease turns a watchdog hold into a leased one and back, as the last acquire sets
         the key's TTL on the server. The hold is safe until :func:`safe_end` of ``now``
         and its TTL. :attr:`watcher`, if set, is told of the hold.
@@ -220,7 +221,7 @@ class HoldTable:
             hold.watchdog = lease is None
             hold.lease = lease
             hold.unconfirmed = None
-            hold.expires_at = safe_end(now, watchdog_timeout if lease is None else lease)
+            hold.expires_at = safe_end(now, ttl)
         watcher = self.watcher
         if watcher is not None:
             watcher(hold)
@@ -382,18 +383,19 @@ def report_lost(
     reason: str,
     callback: LostCallback | None,
     *,
-    quiet: bool = False,
+    await_later: Callable[[Awaitable[object], str], None],
     subject: str | None = None,
 ) -> None:
-    """Tell the holder of lock ``name`` it is lost: one ERROR line naming the lock
-    (unless ``quiet``: a member of a group, which reports for itself), then the callback,
-    whose exceptions are logged, never propagated into the watchdog. ``subject`` names
+    """Tell the holder of lock ``name`` it is lost: one ERROR line naming the lock,
+    then the callback,
+    whose exceptions are logged, never propagated into the watchdog. What an async
+    callback returns goes to ``await_later`` (the shell's
+    :attr:`~redisson_py.core.state.client_state.Runtime.await_later`). ``subject`` names
     what was lost in the log line when it is not a lock (a semaphore's permit)."""
-    if not quiet:
-        if subject is None:
-            log.error("lock %r lost by %s: %s", name, owner, reason)
-        else:
-            log.error("%s lost: %s", subject, reason)
+    if subject is None:
+        log.error("lock %r lost by %s: %s", name, owner, reason)
+    else:
+        log.error("%s lost: %s", subject, reason)
     if callback is None:
         return
     try:
@@ -402,21 +404,4 @@ def report_lost(
         log.exception("on_lock_lost callback for lock %r raised", name)
         return
     if inspect.isawaitable(result):
-        # An async callback (asyncio client): run it on the loop that found the loss.
-        try:
-            asyncio.get_running_loop().create_task(_logged(result, name))
-        except RuntimeError:  # no loop here: a coroutine callback on the sync client
-            log.error(
-                "on_lock_lost callback for lock %r is async, but no event loop "
-                "runs here to await it",
-                name,
-            )
-            if inspect.iscoroutine(result):
-                result.close()
-
-
-async def _logged(awaitable: Awaitable[object], name: str) -> None:
-    try:
-        await awaitable
-    except Exception:
-        log.exception("on_lock_lost callback for lock %r raised", name)
+        await_later(result, name)
