@@ -15,6 +15,9 @@ breaks real Redis topologies in :mod:`redisson_py.testing`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from redisson_py._deprecate import moved_attribute
 from redisson_py.config import Config
 from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.flows.fenced_resource import Fence
@@ -38,7 +41,6 @@ from redisson_py.errors import (
     RedissonError,
     ServerRefusedError,
     StaleTokenError,
-    TopologyError,
     UsageError,
 )
 from redisson_py.sync.client import Redisson
@@ -51,6 +53,10 @@ from redisson_py.sync.multilock import MultiLock, RedLock
 from redisson_py.sync.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.sync.read_write_lock import ReadLock, ReadWriteLock, WriteLock
 from redisson_py.sync.semaphore import Semaphore
+
+if TYPE_CHECKING:
+    # Type checkers see the moved name too, so typed code on the old import still checks.
+    from redisson_py.testing.errors import TopologyError as TopologyError
 
 __version__ = "0.1.0"
 
@@ -93,9 +99,17 @@ __all__ = [
     "ServerRefusedError",
     "SpinLock",
     "StaleTokenError",
-    "TopologyError",
     "UsageError",
     "WriteLock",
     "__version__",
     "current_owner_id",
 ]
+
+_MOVED = {"TopologyError": "redisson_py.testing"}
+"""Names no longer exported here, and the module to import each from: the harness's
+error belongs to the harness. The old name still works, with a DeprecationWarning."""
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
+
+    def __getattr__(name: str) -> Any:
+        return moved_attribute(__name__, name, _MOVED)

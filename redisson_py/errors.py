@@ -14,6 +14,18 @@ user's own commands. No message built here ever contains a password.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from redisson_py._deprecate import moved_attribute
+
+if TYPE_CHECKING:
+    # Type checkers see the moved name too, so typed code on the old import still checks
+    # (the redundant alias is how a type checker is told it is a re-export).
+    from redisson_py.testing.errors import TopologyError as TopologyError  # noqa: PLC0414
+
+_MOVED = {"TopologyError": "redisson_py.testing"}
+"""Names that moved out of this module, and their new module (the harness's error went
+to the harness). The old import warns; the new module is imported on first use only."""
 
 
 class RedissonError(Exception):
@@ -45,10 +57,6 @@ class ConfigFileError(ConfigError, OSError):
 
     def __str__(self) -> str:  # OSError's own would print "[Errno 2] None: ..."
         return self.message
-
-
-class TopologyError(RedissonError):
-    """A topology spec (``topologies/*.yaml``) is malformed or cannot be started."""
 
 
 class ArgumentError(RedissonError, ValueError):
@@ -260,3 +268,9 @@ class StaleTokenError(RedissonError):
         self.highest = highest
         self.tie = tie
         self.address = address
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
+
+    def __getattr__(name: str) -> Any:
+        return moved_attribute(__name__, name, _MOVED)

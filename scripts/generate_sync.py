@@ -13,6 +13,8 @@ Why our own script and not ``unasync``: unasync renames whole tokens only, and t
 shell needs dotted import paths rewritten (``redis.asyncio.client`` -> ``redis.client``),
 annotations unwrapped (``Awaitable[R]`` -> ``R``) and docstring words swapped (task ->
 thread), which its rules cannot express; the substitution list stays short and visible.
+A rule that matches nothing in any asyncio module fails the run (in both modes): a dead
+rule would hide that the text it was written for changed or went away.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import difflib
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,8 +37,11 @@ HEADER = (
     "# Edit the asyncio source, then run `python3 scripts/generate_sync.py`.\n"
 )
 
+Rule = tuple[str, str]
+"""A substitution: a regular expression (``re.MULTILINE``) and its replacement."""
+
 # Ordered: earlier rules see the text before later ones change it.
-SUBSTITUTIONS: list[tuple[str, str]] = [
+SUBSTITUTIONS: list[Rule] = [
     # imports and module paths
     (r"^import redis\.asyncio as aioredis$", "import redis"),
     (r"\bredis\.asyncio\.", "redis."),
@@ -45,7 +51,6 @@ SUBSTITUTIONS: list[tuple[str, str]] = [
     # the async syntax
     (r"\basync def\b", "def"),
     (r"\basync with\b", "with"),
-    (r"\basync for\b", "for"),
     (r"\bawait ", ""),
     (r"\b__aenter__\b", "__enter__"),
     (r"\b__aexit__\b", "__exit__"),
@@ -53,9 +58,7 @@ SUBSTITUTIONS: list[tuple[str, str]] = [
     (r"Callable\[P, Awaitable\[R\]\]", "Callable[P, R]"),
     (r"Coroutine\[Any, Any, R\]", "R"),
     # words
-    (r"an ``async def`` function", "a plain function"),
     (r"an async context manager", "a context manager"),
-    (r"``async with``", "``with``"),
     (r"\basyncio\.Lock\b", "threading.Lock"),
     (r"\bis_held_by_current_task\b", "is_held_by_current_thread"),
     (r"\btasks\b", "threads"),
@@ -69,11 +72,16 @@ FORBIDDEN = re.compile(r"\b(asyncio|await|async|aioredis)\b")
 ALLOWED_MENTIONS = ("asyncio client",)
 
 
-def convert(source: str, name: str) -> str:
-    """The threaded twin of asyncio module ``name`` (unformatted)."""
+def convert(source: str, name: str, used: set[int], rules: Sequence[Rule] = SUBSTITUTIONS) -> str:
+    """The threaded twin of asyncio module ``name`` (unformatted), by ``rules``.
+
+    Adds to ``used`` the index in ``rules`` of each rule that matched here at least once.
+    """
     text = ASYNC_ONLY.sub("", source)
-    for pattern, replacement in SUBSTITUTIONS:
-        text = re.sub(pattern, replacement, text, flags=re.MULTILINE)
+    for index, (pattern, replacement) in enumerate(rules):
+        text, count = re.subn(pattern, replacement, text, flags=re.MULTILINE)
+        if count:
+            used.add(index)
     leftovers = [
         f"{name}:{number}: {line.strip()}"
         for number, line in enumerate(text.splitlines(), 1)
@@ -103,23 +111,34 @@ def _ruff(arguments: list[str], text: str, name: str) -> str:
     return result.stdout
 
 
-def generate(name: str) -> str:
-    """The formatted threaded twin of asyncio module ``name``."""
-    text = convert((SOURCE / name).read_text(encoding="utf-8"), name)
+def generate(name: str, used: set[int], rules: Sequence[Rule] = SUBSTITUTIONS) -> str:
+    """The formatted threaded twin of asyncio module ``name`` (``used`` as in :func:`convert`)."""
+    text = convert((SOURCE / name).read_text(encoding="utf-8"), name, used, rules)
     # Imports: sorted again (redisson_py.sync sorts after redisson_py.core), and the
     # ones only the asyncio side needed (Awaitable, Coroutine) dropped.
     text = _ruff(["check", "--fix", "--quiet", "--select", "I,F401", "--exit-zero"], text, name)
     return _ruff(["format", "--quiet"], text, name)
 
 
-def main(argv: list[str] | None = None) -> int:
+def unused_rules(rules: Sequence[Rule], used: set[int]) -> list[Rule]:
+    """The rules whose index is not in ``used``, in their order."""
+    return [rule for index, rule in enumerate(rules) if index not in used]
+
+
+def main(argv: list[str] | None = None, rules: Sequence[Rule] = SUBSTITUTIONS) -> int:
+    """Write (or, with ``--check``, compare) every generated module; 0 when all is well.
+
+    1 when a generated file is stale (``--check``) or left without a source, or when a
+    rule of ``rules`` matched nothing in any asyncio module (each is named on stderr).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a file is stale")
     args = parser.parse_args(argv)
     names = sorted(p.name for p in SOURCE.glob("*.py") if p.name not in HAND_WRITTEN)
     stale: list[str] = []
+    used: set[int] = set()
     for name in names:
-        wanted = generate(name)
+        wanted = generate(name, used, rules)
         path = TARGET / name
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current == wanted:
@@ -154,8 +173,15 @@ def main(argv: list[str] | None = None) -> int:
             " run `python3 scripts/generate_sync.py`",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    unused = unused_rules(rules, used)
+    if unused:
+        print(
+            f"generate_sync: {len(unused)} substitution rule(s) matched nothing in"
+            " redisson_py/asyncio (delete them from SUBSTITUTIONS, or fix them):\n  "
+            + "\n  ".join(f"{pattern!r} -> {replacement!r}" for pattern, replacement in unused),
+            file=sys.stderr,
+        )
+    return 1 if stale or unused else 0
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing import (
     NodeStartError,
     PortTakenError,
     SpecError,
+    TopologyError,
     live_topologies,
     start_topology,
 )

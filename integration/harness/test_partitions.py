@@ -21,8 +21,14 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from redisson_py import Config, Redisson
-from redisson_py.errors import TopologyError
-from redisson_py.testing import Node, Topology, start_topology, sweep_leftovers, wait_until
+from redisson_py.testing import (
+    Node,
+    Topology,
+    TopologyError,
+    start_topology,
+    sweep_leftovers,
+    wait_until,
+)
 from redisson_py.testing.network.namespace import (
     NAMESPACE_DIR,
     namespace_exists,

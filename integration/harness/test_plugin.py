@@ -13,8 +13,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from redisson_py.errors import TopologyError
-from redisson_py.testing import Topology
+from redisson_py.testing import Topology, TopologyError
 
 
 def test_redis_backend_is_resolved(redis_backend: str) -> None:

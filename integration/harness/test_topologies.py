@@ -9,8 +9,7 @@ from collections.abc import Callable
 import pytest
 import redis
 
-from redisson_py.errors import TopologyError
-from redisson_py.testing import Node, Topology
+from redisson_py.testing import Node, Topology, TopologyError
 from redisson_py.testing.topologies.replies import parse_info
 
 Factory = Callable[..., Topology]

@@ -264,7 +264,7 @@ class PubSubService:
 
     def _leave(self, sub: ChannelSub) -> None:
         # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader
-        # once its grace period is over (see core.subscriptions).
+        # once its grace period is over (see core.routing.subscriptions).
         with self._lock:
             self._table.leave(sub, time.monotonic())
 

@@ -120,7 +120,7 @@ class Watchdog:
         await self._reporter.stop()
 
     def _after_fork_in_child(self) -> None:
-        # The client state gave the child a new hold table (see core.client_state).
+        # The client state gave the child a new hold table (see core.state.client_state).
         self._state.holds.watcher = self._noticed
         self._wake = primitives.Event()
         self._report_wake = primitives.Event()

@@ -22,8 +22,8 @@ from typing import IO, Any
 import redis
 
 from redisson_py import Config
-from redisson_py.errors import TopologyError
 from redisson_py.testing import Host, Topology, find_redis_server, wait_until
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.harness_connections import connect_in_namespace
 from redisson_py.testing.network.topology_network import Member
 from redisson_py.testing.topologies.waiting import NotYet

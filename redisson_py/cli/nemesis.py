@@ -31,7 +31,7 @@ from redisson_py.chaos.nemesis import (
     markdown_table,
     run_nemesis,
 )
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["add_arguments", "run"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["register", "run_down", "run_list", "run_up"]
 

@@ -189,7 +189,7 @@ class LockHandle:
         self, owner_id: int | str, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
     ) -> Generator[Effect, Any, T]:
         """``flow(ref, *args)`` for this lock and owner, its errors made ours
-        (:func:`~redisson_py.core.flows.lock.guarded`)."""
+        (:func:`~redisson_py.core.flows.calls.guarded`)."""
         ref = self._ref(owner_id)
         return guarded(ref, flow(ref, *args))
 

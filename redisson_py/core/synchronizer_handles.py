@@ -2,8 +2,8 @@
 and the :class:`~redisson_py.core.flows.synchronizers.ObjectRef` each operation runs on.
 
 The shells subclass :class:`ObjectHandle` and add only the public methods, each of which
-runs one flow (:mod:`redisson_py.core.flows.semaphore`, ``permit_flows``,
-``latch_flows``).
+runs one flow (:mod:`redisson_py.core.flows.semaphore`,
+:mod:`redisson_py.core.flows.permit_semaphore`, :mod:`redisson_py.core.flows.count_down_latch`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class ObjectHandle:
         self, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
     ) -> Generator[Effect, Any, T]:
         """``flow(ref, *args)`` for this object, its errors made ours
-        (:func:`~redisson_py.core.flows.lock.guarded`); raises
+        (:func:`~redisson_py.core.flows.calls.guarded`); raises
         :class:`~redisson_py.ClientClosedError` after the client's shutdown."""
         if self._ref.state.closed:
             raise ClientClosedError(

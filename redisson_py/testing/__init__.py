@@ -25,10 +25,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from redisson_py.errors import TopologyError
     from redisson_py.testing.backends import BACKENDS, resolve_backend
     from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
     from redisson_py.testing.backends.docker_engine import docker_engine_answers
+    from redisson_py.testing.errors import TopologyError
     from redisson_py.testing.network import Host, NetworkUnavailableError, partition_support
     from redisson_py.testing.topologies.bootstrap import start_topology
     from redisson_py.testing.topologies.cleanup import live_topologies, stop_all, sweep_leftovers
@@ -60,7 +60,7 @@ _EXPORTS = {
     "SlotRange": "redisson_py.testing.topologies.replies",
     "SpecError": "redisson_py.testing.topologies.spec",
     "Topology": "redisson_py.testing.topologies.topology",
-    "TopologyError": "redisson_py.errors",
+    "TopologyError": "redisson_py.testing.errors",
     "TopologySpec": "redisson_py.testing.topologies.spec",
     "docker_engine_answers": "redisson_py.testing.backends.docker_engine",
     "eventually": "redisson_py.testing.topologies.waiting",

@@ -73,8 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_used_backends] = set()
     if config.getoption("--redis-backend", default="auto") == "container":
-        from redisson_py.errors import TopologyError  # noqa: PLC0415
         from redisson_py.testing.backends.docker_engine import require_docker_engine  # noqa: PLC0415
+        from redisson_py.testing.errors import TopologyError  # noqa: PLC0415
 
         try:
             require_docker_engine()
@@ -138,7 +138,7 @@ class _SharedTopologies:
 
     @staticmethod
     def _healthy(topology: Topology) -> bool:
-        from redisson_py.errors import TopologyError  # noqa: PLC0415
+        from redisson_py.testing.errors import TopologyError  # noqa: PLC0415
 
         if not all(node.is_running() and not node.is_paused() for node in topology.nodes):
             return False
@@ -159,7 +159,7 @@ class _SharedTopologies:
 
 
 def _start(config: pytest.Config, kind: str, backend: str, **overrides: Any) -> Topology:
-    from redisson_py.errors import TopologyError  # noqa: PLC0415
+    from redisson_py.testing.errors import TopologyError  # noqa: PLC0415
     from redisson_py.testing.network.support import NetworkUnavailableError  # noqa: PLC0415
     from redisson_py.testing.topologies.bootstrap import start_topology  # noqa: PLC0415
 

@@ -6,7 +6,7 @@ import pytest
 
 from redisson_py.cli import COMMAND_MODULES, build_parser, main
 from redisson_py.cli.topology import parse_overrides
-from redisson_py.errors import TopologyError
+from redisson_py.testing import TopologyError
 
 
 def test_overrides_nest_and_parse_scalars() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing import TopologyError
 from redisson_py.testing.topologies.node_environment import node_environments
 
 NODES = ["master-0", "replica-0-1", "sentinel-0"]

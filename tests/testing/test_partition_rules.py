@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from redisson_py.errors import TopologyError
-from redisson_py.testing import start_topology
+from redisson_py.testing import TopologyError, start_topology
 from redisson_py.testing.backends.binaries import RedisServerBinary
 from redisson_py.testing.network import Host, NetworkUnavailableError
 from redisson_py.testing.network.cuts import (

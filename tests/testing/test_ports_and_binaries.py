@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing import TopologyError
 from redisson_py.testing.backends.binaries import find_redis_server, supports_tls
 from redisson_py.testing.topologies.ports import (
     BUS_PORT_OFFSET,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing import TopologyError
 from redisson_py.testing.topologies.spec import (
     SpecError,
     known_topologies,

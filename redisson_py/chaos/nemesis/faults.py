@@ -25,9 +25,9 @@ from redisson_py.chaos.common import master_of
 from redisson_py.chaos.nemesis.journal import Journal, holding, read_tail
 from redisson_py.chaos.nemesis.oracle import ORACLE_HOST
 from redisson_py.chaos.nemesis.schedule import Fault
-from redisson_py.errors import TopologyError
 from redisson_py.testing import HarnessTimeout, Node, Topology, wait_until
 from redisson_py.testing.backends.procinfo import process_state
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.faults.faketime import FakeClock
 from redisson_py.testing.topologies.readiness import (
     check_cluster,

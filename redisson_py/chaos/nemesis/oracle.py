@@ -23,8 +23,8 @@ from redis.retry import Retry
 from redisson_py import Config
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import fenced_resource as fencing
-from redisson_py.errors import TopologyError
 from redisson_py.testing import Topology, wait_until
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.cuts import Host
 from redisson_py.testing.network.harness_connections import connect_in_namespace
 from redisson_py.testing.topologies.waiting import NotYet

@@ -40,8 +40,8 @@ from redisson_py.chaos.nemesis.journal import Journal, Record, read_journal, rea
 from redisson_py.chaos.nemesis.oracle import Oracle, start_oracle
 from redisson_py.chaos.nemesis.report import RunReport, markdown_table
 from redisson_py.chaos.nemesis.schedule import SCHEDULES, TAIL, Cast, Schedule, make_schedule
-from redisson_py.errors import TopologyError
 from redisson_py.testing import Topology, load_spec, partition_support, start_topology
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.faults.faketime import FakeClock, faketime_support
 
 __all__ = [

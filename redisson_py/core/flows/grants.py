@@ -83,7 +83,7 @@ class PermitRequest:
 
 def _send(request: PermitRequest, deadline: float | None) -> Generator[Effect, Any, CallResult]:
     """Send the current request, retrying connection errors until ``deadline`` (see
-    :func:`~redisson_py.core.flows.lock.call_with_retry`); one left unanswered may have
+    :func:`~redisson_py.core.flows.calls.call_with_retry`); one left unanswered may have
     been applied."""
     ref = request.ref
     settings = ref.state.settings

@@ -288,7 +288,7 @@ def try_lock(
 
 def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
     """Run ``flow``; an error leaving it that is not a RedissonError leaves as one,
-    naming the group (as :func:`redisson_py.core.flows.lock.guarded` for one lock)."""
+    naming the group (as :func:`redisson_py.core.flows.calls.guarded` for one lock)."""
     try:
         return (yield from flow)
     except RedissonError:

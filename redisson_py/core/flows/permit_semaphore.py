@@ -4,8 +4,8 @@ Each acquired permit has an id (16 random bytes; 32 hex digits for the user) and
 a lease, an expiry: the sorted set ``{name}:timeout`` holds them (see
 :mod:`redisson_py.core.scripts.permit_semaphore`). Expired permits return to the count
 at the next call of any client, so a dead holder's permits come back. A waiter sleeps
-until a permit is announced, or the first lease ends, or :data:`~redisson_py.core.
-waiting.RECHECK` passes.
+until a permit is announced, or the first lease ends, or
+:data:`~redisson_py.core.flows.waiting.RECHECK` passes.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A semaphore or a latch is no lock: nobody owns it, nothing renews it. Its flows act on
 an :class:`ObjectRef` (the object's name, kind and channel, the client's manager and
 state), which the lock helpers of :mod:`redisson_py.core.flows.lock` accept as they
-accept a lock's ref: retries (:func:`~redisson_py.core.flows.lock.call_with_retry`),
-errors (:func:`~redisson_py.core.flows.lock.guarded`), undoing in the background. Every
+accept a lock's ref: retries (:func:`~redisson_py.core.flows.calls.call_with_retry`),
+errors (:func:`~redisson_py.core.flows.calls.guarded`), undoing in the background. Every
 change is one request (:func:`apply_once`), counted once however often it is retried.
 """
 

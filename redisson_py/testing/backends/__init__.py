@@ -6,9 +6,9 @@ backend module (and with it Testcontainers) is imported only when containers are
 
 from __future__ import annotations
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import Backend, LaunchPlan, NodeRuntime, Owner
 from redisson_py.testing.backends.docker_engine import docker_engine_answers, require_docker_engine
+from redisson_py.testing.errors import TopologyError
 
 __all__ = [
     "BACKENDS",

@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["RedisServerBinary", "find_redis_server", "redis_version_of", "valkey_binary"]
 

@@ -29,10 +29,10 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 import docker.errors
 from testcontainers.core.container import DockerContainer
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import LaunchPlan, NodeRuntime
 from redisson_py.testing.backends.docker_engine import docker_client
 from redisson_py.testing.backends.image import resolve_image
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["LABEL_PREFIX", "ContainerBackend", "ContainerRuntime", "labels_for"]
 

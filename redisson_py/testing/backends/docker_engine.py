@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["docker_client", "docker_engine_answers", "engine_location", "require_docker_engine"]
 

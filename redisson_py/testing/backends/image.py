@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
 from redisson_py.testing.backends.docker_engine import docker_client, engine_location
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.topologies.paths import run_root
 
 __all__ = ["LOCAL_REPOSITORY", "ensure_local_image", "registry_answers", "resolve_image"]

@@ -36,7 +36,7 @@ import secrets
 from pathlib import Path
 from types import TracebackType
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.topologies import cleanup
 
 __all__ = ["FakeClock", "faketime_support", "find_libfaketime"]

@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["Cut", "Host", "cuts_between", "drop_rule", "everyone_else", "partition_rules"]
 

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = [
     "NAMESPACE_DIR",

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.namespace import thread_namespace_inode
 
 __all__ = ["bind_namespace", "bind_process", "exempt", "source_for_calling_thread"]

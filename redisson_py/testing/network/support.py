@@ -15,8 +15,8 @@ import secrets
 import shutil
 import subprocess
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.binaries import RedisServerBinary, find_redis_server
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.namespace import NetworkNamespace
 
 __all__ = [

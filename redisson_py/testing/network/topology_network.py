@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.process import child_setup
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network import source_binding
 from redisson_py.testing.network.cuts import Cut, Host, cuts_between, drop_rule, everyone_else
 from redisson_py.testing.network.namespace import PREFIX, NetworkNamespace

@@ -30,10 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends import create_backend
 from redisson_py.testing.backends.base import LaunchPlan
 from redisson_py.testing.backends.binaries import supports_tls
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.support import require_partition_support
 from redisson_py.testing.network.topology_network import TopologyNetwork
 from redisson_py.testing.topologies import cleanup
@@ -97,7 +97,7 @@ def start_topology(
     The returned topology is stopped by :meth:`Topology.stop`, by leaving it as a context
     manager, or at the latest when this process exits or gets SIGTERM.
 
-    Raises :class:`~redisson_py.errors.TopologyError` (one sentence per problem) for a
+    Raises :class:`~redisson_py.testing.TopologyError` (one sentence per problem) for a
     bad spec or override, a backend that cannot run here, a taken ``base_port``, a node
     that fails to start, or a topology not ready in time; nothing is left running then.
     """

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.namespace import NAMESPACE_DIR, delete_namespace
 from redisson_py.testing.topologies.ports import prune_claims
 from redisson_py.testing.topologies.state import (

@@ -17,8 +17,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import NodeKind, NodeRuntime
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.harness_connections import connect_in_namespace
 from redisson_py.testing.network.namespace import NetworkNamespace
 from redisson_py.testing.topologies.ports import BUS_PORT_OFFSET

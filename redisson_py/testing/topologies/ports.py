@@ -30,8 +30,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.procinfo import owner_alive, process_start_time
+from redisson_py.testing.errors import TopologyError
 
 __all__ = [
     "BUS_PORT_OFFSET",

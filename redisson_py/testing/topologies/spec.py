@@ -19,7 +19,7 @@ Layouts:
     the 16384 slots split evenly between the shards.
 
 Validation reports every problem at once, one sentence per problem, each naming the file
-and the field, and raises :class:`SpecError` (a :class:`~redisson_py.errors.TopologyError`).
+and the field, and raises :class:`SpecError` (a :class:`~redisson_py.testing.TopologyError`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.topologies.security import Security
 
 __all__ = [

@@ -24,8 +24,8 @@ from typing import Any
 
 import redis
 
-from redisson_py.errors import TopologyError
 from redisson_py.testing.backends.base import Backend, Owner
+from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.cuts import Host
 from redisson_py.testing.network.topology_network import Member, Side, TopologyNetwork
 from redisson_py.testing.topologies import cleanup

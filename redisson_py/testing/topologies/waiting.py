@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import redis
 
-from redisson_py.errors import TopologyError
+from redisson_py.testing.errors import TopologyError
 
 __all__ = ["HarnessTimeout", "NotYet", "eventually", "wait_until"]
 

@@ -1,0 +1,17 @@
+"""The test harness's error, exported as :class:`redisson_py.testing.TopologyError`.
+
+It was defined in :mod:`redisson_py.errors` before; ``from redisson_py.errors import
+TopologyError`` and ``redisson_py.TopologyError`` still give this class, with a
+:class:`DeprecationWarning`.
+"""
+
+from __future__ import annotations
+
+from redisson_py.errors import RedissonError
+
+
+class TopologyError(RedissonError):
+    """A topology spec (``topologies/*.yaml``) is malformed or cannot be started."""
+
+
+__all__ = ["TopologyError"]
