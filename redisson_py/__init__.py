@@ -9,8 +9,8 @@ Quick start::
     with client.get_lock("resource:x"):
         ...  # held; the watchdog renews it until the block ends
 
-The asyncio API lives in :mod:`redisson_py.asyncio`; the test harness that starts and
-breaks real Redis topologies in :mod:`redisson_py.testing`.
+The asyncio API lives in `redisson_py.asyncio`; the test harness that starts and
+breaks real Redis topologies in `redisson_py.testing`.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from typing import Any
 def moved_attribute(module: str, name: str, moved: Mapping[str, str]) -> Any:
     """The object ``name`` of module ``module``, now defined in module ``moved[name]``.
 
-    Emits a :class:`DeprecationWarning` naming the new import, attributed to the line that
+    Emits a `DeprecationWarning` naming the new import, attributed to the line that
     asked for the old name. The new module is imported only now, so the old one need not
     import it (nor risk an import cycle) when it is itself imported. Raises
-    :class:`AttributeError` for a name not in ``moved``, as a module without it would.
+    `AttributeError` for a name not in ``moved``, as a module without it would.
     """
     home = moved.get(name)
     if home is None:

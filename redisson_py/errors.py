@@ -1,14 +1,18 @@
 """Every error redisson-py raises on purpose.
 
 Every exception that leaves the public API (clients, locks, MultiLock/RedLock, their
-asyncio twins) derives from :class:`RedissonError`, so ``except RedissonError`` catches
-them all. A redis-py error met on the way is wrapped, never passed through: network
-failures become :class:`ConnectError` or :class:`CommandTimeoutError` (also the builtin
+asyncio twins) derives from [`RedissonError`][redisson_py.errors.RedissonError], so
+``except RedissonError`` catches them all. A redis-py error met on the way is wrapped,
+never passed through: network failures become
+[`ConnectError`][redisson_py.errors.ConnectError] or
+[`CommandTimeoutError`][redisson_py.errors.CommandTimeoutError] (also the builtin
 ``ConnectionError`` / ``TimeoutError``), a node's refusal to serve (``NOREPLICAS``,
-``READONLY``, ``LOADING``, ``BUSY``...) :class:`ServerRefusedError`, naming the lock and
-the node, with redis-py's error as ``__cause__``. The one exception is
-:meth:`redisson_py.Redisson.redis`, which hands out a plain redis-py client for the
-user's own commands. No message built here ever contains a password.
+``READONLY``, ``LOADING``, ``BUSY``...)
+[`ServerRefusedError`][redisson_py.errors.ServerRefusedError], naming the lock and the
+node, with redis-py's error as ``__cause__``. The one exception is
+[`redisson_py.Redisson.redis`][redisson_py.Redisson.redis], which hands out a plain
+redis-py client for the user's own commands. No message built here ever contains a
+password.
 """
 
 from __future__ import annotations
@@ -146,12 +150,14 @@ class ServerRefusedError(ConnectError):
     One class, not one per code: what a caller can do depends on whether the refusal
     lasts (``transient``), not on which one it is, and servers add codes (Valkey, Redis
     releases) that need no new class; ``refusal`` tells them apart. It is a
-    :class:`ConnectError`, as :class:`AuthError` is: the node cannot serve the call, not
+    [`ConnectError`][redisson_py.errors.ConnectError], as
+    [`AuthError`][redisson_py.errors.AuthError] is: the node cannot serve the call, not
     another holder, and ``READONLY``, ``TRYAGAIN``, ``CLUSTERDOWN``, ``MASTERDOWN`` and
     ``LOADING`` were raised as ``ConnectError`` before this class existed, so code that
     catches ``ConnectError`` (or ``ConnectionError``) goes on catching them; catch this
-    class first to tell a refusal from an unreachable node. Other error replies (such
-    as ``WRONGTYPE``: a key used by something else) are plain :class:`RedissonError`.
+    class first to tell a refusal from an unreachable node. Other error replies (such as
+    ``WRONGTYPE``: a key used by something else) are plain
+    [`RedissonError`][redisson_py.errors.RedissonError].
     """
 
     def __init__(
@@ -175,7 +181,7 @@ class LockNotOwnedError(RedissonError, RuntimeError):
 
     Raised by ``unlock()`` when the current thread (sync) or task (asyncio) holds no hold
     on the lock, including when the lock was lost behind its back (expired, deleted, or
-    not renewed in time). Like :meth:`threading.Lock.release`, it is a ``RuntimeError``.
+    not renewed in time). Like `threading.Lock.release`, it is a ``RuntimeError``.
     """
 
 

@@ -1,6 +1,6 @@
 """OpenTelemetry metrics and spans for lock events (the ``otel`` extra).
 
-``instrument(client)`` registers a listener (see :mod:`redisson_py.core.state.events`) on a
+``instrument(client)`` registers a listener (see `redisson_py.core.state.events`) on a
 sync or asyncio client that records, through the given (or the global) providers:
 
 - ``redisson.lock.wait`` (histogram, seconds): from the start of each acquire call to
@@ -50,11 +50,11 @@ def instrument(
 ) -> Callable[[LockEvent], None]:
     """Record ``client``'s lock events as OpenTelemetry metrics and spans.
 
-    ``client`` is a :class:`redisson_py.Redisson` or its asyncio twin. With no provider
-    given, the global one is used (set by the application's OpenTelemetry setup).
-    Returns the listener; ``client.remove_listener(listener)`` stops the recording.
-    Raises :class:`~redisson_py.UsageError` when ``opentelemetry-api`` is not installed
-    (``pip install 'redisson-py[otel]'``).
+    ``client`` is a [`redisson_py.Redisson`][redisson_py.Redisson] or its asyncio twin.
+    With no provider given, the global one is used (set by the application's
+    OpenTelemetry setup). Returns the listener; ``client.remove_listener(listener)``
+    stops the recording. Raises [`UsageError`][redisson_py.errors.UsageError] when
+    ``opentelemetry-api`` is not installed (``pip install 'redisson-py[otel]'``).
     """
     try:
         # Imported here: the extra is optional, and importing this module must not fail.

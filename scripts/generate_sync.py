@@ -40,13 +40,19 @@ HEADER = (
 Rule = tuple[str, str]
 """A substitution: a regular expression (``re.MULTILINE``) and its replacement."""
 
+ASYNCIO_MODULES = "|".join(sorted(path.stem for path in SOURCE.glob("*.py")))
+"""The asyncio shell's modules: ``redisson_py.asyncio.<module>`` is a module path, any
+other ``redisson_py.asyncio.<name>`` a public name (re-exported by the package)."""
+
 # Ordered: earlier rules see the text before later ones change it.
 SUBSTITUTIONS: list[Rule] = [
     # imports and module paths
     (r"^import redis\.asyncio as aioredis$", "import redis"),
     (r"\bredis\.asyncio\.", "redis."),
     (r"\baioredis\.", "redis."),
-    (r"\bredisson_py\.asyncio\.(?=[A-Z])", "redisson_py."),  # public names in docstrings
+    # public names in docstrings and cross-references: redisson_py.asyncio.Lock and
+    # redisson_py.asyncio.current_owner_id are redisson_py.Lock and .current_owner_id
+    (rf"\bredisson_py\.asyncio\.(?!(?:{ASYNCIO_MODULES})\b)(?=\w)", "redisson_py."),
     (r"\bredisson_py\.asyncio\b", "redisson_py.sync"),
     # the async syntax
     (r"\basync def\b", "def"),
@@ -58,6 +64,8 @@ SUBSTITUTIONS: list[Rule] = [
     (r"Callable\[P, Awaitable\[R\]\]", "Callable[P, R]"),
     (r"Coroutine\[Any, Any, R\]", "R"),
     # words
+    (r"\btasks of its event loop\b", "threads of the process"),
+    (r" \(each timer of an event loop costs microseconds\)", ""),
     (r"an async context manager", "a context manager"),
     (r"\basyncio\.Lock\b", "threading.Lock"),
     (r"\bis_held_by_current_task\b", "is_held_by_current_thread"),

@@ -1,19 +1,19 @@
 """What the asyncio shell does differently from the threaded one, all in one place.
 
 The asyncio shell (every other module of this package) is the one hand-written source of
-both shells: ``scripts/generate_sync.py`` turns it into :mod:`redisson_py.sync` by
+both shells: ``scripts/generate_sync.py`` turns it into `redisson_py.sync` by
 dropping ``async``/``await``. What cannot be expressed that way lives here, with the same
-names in :mod:`redisson_py.sync._primitives`:
+names in `redisson_py.sync._primitives`:
 
-- background loops are tasks here, daemon threads there (:class:`Worker`, :func:`spawn`);
-- an :class:`Event` and a :class:`Waker` (a waiter queue) are futures here, a
+- background loops are tasks here, daemon threads there (`Worker`, `spawn`);
+- an `Event` and a `Waker` (a waiter queue) are futures here, a
   ``threading.Event`` / ``threading.Condition`` there;
-- :class:`ThreadLock` is a no-op here: everything runs on one event loop, and no
+- `ThreadLock` is a no-op here: everything runs on one event loop, and no
   ``await`` happens while shared state is half-updated;
-- a round trip is timed as a whole by :func:`round_trip_timeout` here (redis-py's own
+- a round trip is timed as a whole by `round_trip_timeout` here (redis-py's own
   asyncio socket timeout starts a task per command); the threaded shell relies on
   socket timeouts;
-- owners are tasks here, threads there (:func:`current_owner_id`); fork hooks exist only
+- owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
   there.
 """
 
@@ -39,7 +39,7 @@ IS_ASYNC = True
 """True in the asyncio shell; the client checks decorated functions against it."""
 
 TIMES_ROUND_TRIPS = True
-"""The manager bounds each round trip with :func:`round_trip_timeout`, so command pools
+"""The manager bounds each round trip with `round_trip_timeout`, so command pools
 need no socket timeout of their own."""
 
 RUNTIME = Runtime(
@@ -51,7 +51,7 @@ RUNTIME = Runtime(
     await_later=await_later,
 )
 """What the core takes from this shell (see
-:class:`~redisson_py.core.state.client_state.Runtime`)."""
+`Runtime`)."""
 
 Cancelled: type[BaseException] = asyncio.CancelledError
 """What a background loop receives when it is stopped (re-raised, never swallowed)."""
@@ -100,7 +100,7 @@ class Event:
 class Waker:
     """The waiters of one channel subscription; ``notify`` wakes the longest waiting one.
 
-    ``lock`` is the subscription table's :class:`ThreadLock` (unused here; the threaded
+    ``lock`` is the subscription table's `ThreadLock` (unused here; the threaded
     twin is a condition variable on it)."""
 
     __slots__ = ("_waiters",)

@@ -37,15 +37,14 @@ R = TypeVar("R")
 class Redisson(ClientHandle[Lock, ConnectionManager]):
     """A client for one Redis deployment (any topology), for use from tasks.
 
-    Create it with :meth:`create`; it is meant to be shared by the tasks of its event
-    loop. Each client has its own id (a UUID): locks taken through two clients are
-    owned by different owners even within one task. :meth:`shutdown` (or leaving an
-    ``async with`` block) stops its background loops and closes its connections; locks
-    still held then expire after the watchdog timeout. ``on_lock_lost`` callbacks run
-    in the watchdog's background loop and must not block.
+    Create it with [`create`][redisson_py.asyncio.Redisson.create]; it is meant to be
+    shared by the tasks of its event loop. Each client has its own id (a UUID): locks
+    taken through two clients are owned by different owners even within one task.
+    [`shutdown`][redisson_py.asyncio.Redisson.shutdown] (or leaving an ``async with``
+    block) stops its background loops and closes its connections; locks still held then
+    expire after the watchdog timeout. ``on_lock_lost`` callbacks run in the watchdog's
+    background loop and must not block.
     """
-
-    lock_class = Lock
 
     def __init__(
         self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
@@ -57,10 +56,10 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     async def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
         """Validate ``config``, connect, and read the topology.
 
-        Raises :class:`~redisson_py.ConfigError` for a bad config,
-        :class:`~redisson_py.ConnectError` listing every address tried and why when no
-        server can be reached, :class:`~redisson_py.AuthError` when credentials are
-        refused.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
+        [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
+        and why when no server can be reached,
+        [`AuthError`][redisson_py.errors.AuthError] when credentials are refused.
         """
         config.validate()
         return cls(config, await ConnectionManager.create(config), on_lock_lost)
@@ -75,16 +74,18 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
             async def build_report() -> None: ...
 
         ``wait_time`` None waits for ever; otherwise a call that cannot have the lock in
-        time raises :class:`~redisson_py.LockTimeoutError` (a ``TimeoutError``) without
-        running. ``lease_time`` None keeps the lock with the watchdog for the whole call;
-        a lease makes it expire by itself, and then a call that outlives it raises
-        :class:`~redisson_py.LockNotOwnedError` when it returns. The lock is reentrant,
-        so a decorated function may call itself or another one on the same lock. The
-        arguments and the function are checked when decorating
-        (:class:`~redisson_py.ArgumentError` for a coroutine function on the threaded
-        client, a plain one on the asyncio client); after :meth:`shutdown` calls raise
-        :class:`~redisson_py.ClientClosedError`. The lock is released when the call
-        ends, by return, exception or interruption.
+        time raises [`LockTimeoutError`][redisson_py.errors.LockTimeoutError] (a
+        ``TimeoutError``) without running. ``lease_time`` None keeps the lock with the
+        watchdog for the whole call; a lease makes it expire by itself, and then a call
+        that outlives it raises
+        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when it returns. The
+        lock is reentrant, so a decorated function may call itself or another one on the
+        same lock. The arguments and the function are checked when decorating
+        ([`ArgumentError`][redisson_py.errors.ArgumentError] for a coroutine function on
+        the threaded client, a plain one on the asyncio client); after
+        [`shutdown`][redisson_py.asyncio.Redisson.shutdown] calls raise
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError]. The lock is
+        released when the call ends, by return, exception or interruption.
         """
 
         def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
@@ -110,6 +111,19 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     # --- lock kinds: fair, non-reentrant, spin ---
     # Each get_* raises ClientClosedError after shutdown(), as get_lock does.
 
+    @property
+    def connection_manager(self) -> ConnectionManager:
+        """The client's connection manager: its current view of the topology
+        (``view``), the mode, and the pools. For diagnostics; not a stable API."""
+        return self._manager
+
+    def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> Lock:
+        """The reentrant lock ``name`` (a Redis key of that name); raises
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError] after the client's
+        [`shutdown`][redisson_py.asyncio.Redisson.shutdown]."""
+        self._check_open()
+        return Lock(self, name, on_lock_lost=on_lock_lost)
+
     def get_fair_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FairLock:
         """The fair lock ``name`` (Redisson's ``getFairLock``): waiters are granted in
         the order they came."""
@@ -120,7 +134,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         self, name: str, *, on_lock_lost: LostCallback | None = None
     ) -> NonReentrantLock:
         """The non-reentrant lock ``name`` (Redisson's ``getNonReentrantLock``): its
-        holder's second acquire raises :class:`~redisson_py.LockReentryError`."""
+        holder's second acquire raises [`LockReentryError`][redisson_py.errors.LockReentryError]."""
         self._check_open()
         return NonReentrantLock(self, name, on_lock_lost=on_lock_lost)
 
@@ -139,7 +153,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         on_lock_lost: LostCallback | None = None,
     ) -> SpinLock:
         """The spin lock ``name`` (Redisson's ``getSpinLock``): waiters poll with
-        ``backoff`` (:class:`~redisson_py.ExponentialBackOff` by default) instead of
+        ``backoff`` ([`ExponentialBackOff`][redisson_py.ExponentialBackOff] by default) instead of
         listening for unlock messages."""
         self._check_open()
         return SpinLock(self, name, backoff=backoff, on_lock_lost=on_lock_lost)
@@ -156,7 +170,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         """The fenced resource ``name``: a Redis key (string or hash) that accepts a
         write only with a fencing token at least as large as every token it accepted,
         an equal one only from the owner that first wrote with it (see
-        :class:`~redisson_py.asyncio.FencedResource`). Keep it where the lock's failover
+        [`FencedResource`][redisson_py.asyncio.FencedResource]). Keep it where the lock's failover
         cannot roll it back, such as another deployment's client."""
         self._check_open()
         return FencedResource(self, name)
@@ -174,7 +188,8 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     def get_semaphore(self, name: str) -> Semaphore:
         """The semaphore ``name`` (Redisson's ``getSemaphore``): permits counted at the
         key ``name``, shared with every client; raises
-        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError] after
+        [`shutdown`][redisson_py.asyncio.Redisson.shutdown]."""
         self._check_open()
         return Semaphore(self, name)
 
@@ -200,7 +215,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     async def shutdown(self) -> None:
         """Stop renewals and close connections; held locks expire by themselves.
         Idempotent. Every later call on this client or its locks raises
-        :class:`~redisson_py.ClientClosedError`."""
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError]."""
         self._state.closed = True
         await self._watchdog.stop()
         await self._manager.close()

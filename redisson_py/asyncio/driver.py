@@ -1,7 +1,7 @@
 """Runs a core flow in the current task: performs each effect and sends back its outcome.
 
-The flows live in :mod:`redisson_py.core`; this is the whole of what a shell adds to
-them. A :class:`~redisson_py.core.effects.Gather` sends every call before it reads any
+The flows live in `redisson_py.core`; this is the whole of what a shell adds to
+them. A `Gather` sends every call before it reads any
 reply (each manager sends first and reads later, one connection per node), so members
 on five masters cost one round trip, with no task or thread started per call. An error,
 cancellation included, is thrown into the flow at the point that yielded it, so the

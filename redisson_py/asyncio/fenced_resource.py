@@ -1,5 +1,5 @@
 """The fenced resource: a value in Redis that accepts writes only from the holder of the
-highest fencing token it has seen (see :mod:`redisson_py.core.flows.fenced_resource`)."""
+highest fencing token it has seen (see `redisson_py.core.flows.fenced_resource`)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,15 @@ T = TypeVar("T")
 
 class FencedResource:
     """A Redis key (a string or a hash) written only with a fencing token, such as the
-    one a :class:`~redisson_py.asyncio.FencedLock` hands its holder.
+    one a [`FencedLock`][redisson_py.asyncio.FencedLock] hands its holder.
 
     A write is accepted when its token is larger than every token accepted before, or
     equal to the highest one and written by the same owner; anything else raises
-    :class:`~redisson_py.StaleTokenError` and writes nothing. The owner is the lock
-    owner a :class:`~redisson_py.Fence` names (``await lock.fence()``), or, with a bare
-    ``int`` token, the calling task of this client (the same owner as the lock's when
-    the lock is taken through this client in this task).
+    [`StaleTokenError`][redisson_py.errors.StaleTokenError] and writes nothing. The
+    owner is the lock owner a [`Fence`][redisson_py.Fence] names
+    (``await lock.fence()``), or, with a bare ``int`` token, the calling task of this
+    client (the same owner as the lock's when the lock is taken through this client in
+    this task).
 
     The highest token and its owner live in ``redisson_py_fence:{name}``, in the
     resource's hash slot. They are only as durable as the node that holds them: keep
@@ -64,23 +65,26 @@ class FencedResource:
     async def set(self, value: Value, token: int | Fence) -> None:
         """Make ``value`` the resource's value (a string key) if ``token`` is accepted.
 
-        Raises :class:`~redisson_py.StaleTokenError` when it is refused (nothing is
-        written), :class:`~redisson_py.ArgumentError` for a token that is not 1 ..
-        2**63 - 1 or a value that is not str, bytes, int or float. A write retried
-        after a lost reply is applied once.
+        Raises [`StaleTokenError`][redisson_py.errors.StaleTokenError] when it is
+        refused (nothing is written),
+        [`ArgumentError`][redisson_py.errors.ArgumentError] for a token that is not 1 ..
+        2**63 - 1 or a value that is not str, bytes, int or float. A write retried after
+        a lost reply is applied once.
         """
         checked = fencing.check_value(self.name, value)
         await run(self._flow(fencing.write, token, SET, (checked,)))
 
     async def hset(self, mapping: Mapping[Value, Value], token: int | Fence) -> None:
         """Set the fields of ``mapping`` in the resource (a hash) if ``token`` is
-        accepted; other fields stay. Refusals and errors as :meth:`set`."""
+        accepted; other fields stay. Refusals and errors as
+        [`set`][redisson_py.asyncio.FencedResource.set]."""
         pairs = fencing.hset_arguments(self.name, mapping)
         await run(self._flow(fencing.write, token, HSET, pairs))
 
     async def delete(self, token: int | Fence) -> None:
         """Delete the resource's value if ``token`` is accepted; the token still counts
-        as accepted (the record stays). Refusals and errors as :meth:`set`."""
+        as accepted (the record stays). Refusals and errors as
+        [`set`][redisson_py.asyncio.FencedResource.set]."""
         await run(self._flow(fencing.write, token, DELETE))
 
     async def get(self) -> bytes | None:

@@ -14,10 +14,10 @@ current_owner_id = primitives.current_owner_id
 
 
 class LockProtocol:
-    """:class:`asyncio.Lock`'s protocol for every lock of this package: ``acquire``,
+    """`asyncio.Lock`'s protocol for every lock of this package: ``acquire``,
     ``release``, ``locked`` and the context manager, in terms of the lock's own
     ``lock``/``try_lock``/``unlock``/``is_locked``. ``acquire`` takes the arguments of
-    :meth:`threading.Lock.acquire` in both APIs, and ``locked`` asks Redis: whether a
+    `threading.Lock.acquire` in both APIs, and ``locked`` asks Redis: whether a
     distributed lock is held is known only there."""
 
     def _protocol_name(self) -> str:
@@ -39,7 +39,7 @@ class LockProtocol:
         """Take the lock, kept by the watchdog: wait for ever (the default), try once
         (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
         taken. A non-blocking acquire with a timeout is an
-        :class:`~redisson_py.ArgumentError`, as for :class:`threading.Lock`."""
+        [`ArgumentError`][redisson_py.errors.ArgumentError], as for `threading.Lock`."""
         wait = acquire_wait(self._protocol_name(), blocking, timeout)
         if wait is None:
             await self.lock()
@@ -82,7 +82,7 @@ class Lock(LockHandle, LockProtocol):
     its acquire is in flight undoes that acquire if it was applied.
 
     Get one from the client's ``get_lock``. Also an async context manager and a stand-in
-    for :class:`asyncio.Lock` (see :class:`LockProtocol`).
+    for `asyncio.Lock` (see `LockProtocol`).
     """
 
     def _protocol_name(self) -> str:
@@ -93,7 +93,8 @@ class Lock(LockHandle, LockProtocol):
 
         Waits through failovers: connection errors and grants the replicas did not
         acknowledge are retried for as long as it waits, with a WARNING log line at the
-        first failure and every tenth after it. Use :meth:`try_lock` for a deadline.
+        first failure and every tenth after it. Use
+        [`try_lock`][redisson_py.asyncio.Lock.try_lock] for a deadline.
         """
         lease = check_lease(self.name, lease_time)
         await run(self._flow(self._owner(), lock_flows.try_lock, None, lease))
@@ -101,8 +102,9 @@ class Lock(LockHandle, LockProtocol):
     async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
         """Take the lock if it can be had within ``wait_time`` seconds; True if taken.
 
-        Raises :class:`~redisson_py.NoSyncedReplicasError` when the master granted it but
-        its replicas did not acknowledge in time until the deadline (the grant is undone).
+        Raises [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] when
+        the master granted it but its replicas did not acknowledge in time until the
+        deadline (the grant is undone).
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
         acquired: bool = await run(self._flow(self._owner(), lock_flows.try_lock, wait, lease))
@@ -117,21 +119,23 @@ class Lock(LockHandle, LockProtocol):
         shorter), atomically and only while it holds the lock.
 
         The client's watchdog then reports a loss only if the new lease runs out while
-        held. Raises :class:`~redisson_py.LockNotOwnedError` when this task holds
-        nothing (or its hold was reported lost), :class:`~redisson_py.ArgumentError` for
-        ``seconds`` under 0.001 or for a hold taken without a lease (the watchdog renews
-        that one; it has no lease to extend), and, with replica sync on,
-        :class:`~redisson_py.NoSyncedReplicasError` when the replicas did not acknowledge
-        the extension (the hold then stays safe only until the earlier of its old and
-        new lease end).
+        held. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when
+        this task holds nothing (or its hold was reported lost),
+        [`ArgumentError`][redisson_py.errors.ArgumentError] for ``seconds`` under 0.001
+        or for a hold taken without a lease (the watchdog renews that one; it has no
+        lease to extend), and, with replica sync on,
+        [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] when the
+        replicas did not acknowledge the extension (the hold then stays safe only until
+        the earlier of its old and new lease end).
         """
         seconds = self._check_extension(self.name, seconds)
         await run(self._flow(self._owner(), lock_flows.extend, seconds))
 
     def owned_by(self, owner_id: int) -> Lock:
-        """This lock acting for owner ``owner_id`` (a task's :func:`current_owner_id`)
-        instead of the current task: Redisson's explicit thread-id overloads, to hand a
-        hold from one task to another.
+        """This lock acting for owner ``owner_id`` (a task's
+        [`current_owner_id`][redisson_py.asyncio.current_owner_id]) instead of the
+        current task: Redisson's explicit thread-id overloads, to hand a hold from one
+        task to another.
 
         Task A takes the lock and passes ``current_owner_id()`` to task B, which
         releases with ``lock.owned_by(a_id).unlock()``. Every method of the view acts for
@@ -142,14 +146,14 @@ class Lock(LockHandle, LockProtocol):
         a watchdog hold stays renewed until that owner's last ``unlock()``, so a hold
         handed to a task that never releases it is kept until the client shuts down;
         and an ``unlock()`` through the wrong view releases someone else's hold (or
-        raises :class:`~redisson_py.LockNotOwnedError`). The view copies
+        raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError]). The view copies
         ``on_lock_lost`` as it is now.
         """
         view: Lock = self._view(owner_of(self.name, owner_id))
         return view
 
     async def unlock(self) -> None:
-        """Release one hold. Raises :class:`~redisson_py.LockNotOwnedError` (a
+        """Release one hold. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] (a
         ``RuntimeError``) if this task holds none, or its hold was reported lost."""
         await run(self._flow(self._owner(), lock_flows.unlock))
 

@@ -19,8 +19,8 @@ class MultiLock(GroupHandle, LockProtocol):
     ``wait_time`` is spent. Reentrant like its members; the owner is the current task.
     Without a lease each member's client's watchdog renews it, and losing any member
     reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
-    Also an async context manager and a stand-in for :class:`asyncio.Lock` (see
-    :class:`~redisson_py.asyncio.lock.LockProtocol`).
+    Also an async context manager and a stand-in for `asyncio.Lock` (see
+    `LockProtocol`).
     """
 
     def _protocol_name(self) -> str:
@@ -30,11 +30,13 @@ class MultiLock(GroupHandle, LockProtocol):
         return current_owner_id() if self.owner_id is None else self.owner_id
 
     def owned_by(self, owner_id: int) -> Self:
-        """This group acting for owner ``owner_id`` (a task's :func:`current_owner_id`)
-        instead of the current task, to hand a group hold from one task to another
-        (Redisson's thread-id overloads of ``RedissonMultiLock``), with the risks of
-        :meth:`~redisson_py.asyncio.Lock.owned_by`: the two tasks are one owner to
-        every member, and an unlock through the wrong view releases someone else's hold."""
+        """This group acting for owner ``owner_id`` (a task's
+        [`current_owner_id`][redisson_py.asyncio.current_owner_id]) instead of the
+        current task, to hand a group hold from one task to another (Redisson's
+        thread-id overloads of ``RedissonMultiLock``), with the risks of
+        [`owned_by`][redisson_py.asyncio.Lock.owned_by]: the two tasks are one owner to
+        every member, and an unlock through the wrong view releases someone else's
+        hold."""
         view: Self = self._view(owner_of(self._group.label, owner_id))
         return view
 
@@ -47,8 +49,9 @@ class MultiLock(GroupHandle, LockProtocol):
     ) -> bool:
         """Take every member within ``wait_time`` seconds (None: for ever); True if held.
 
-        Raises :class:`~redisson_py.LockUnavailableError` when members failed (down,
-        paused past the member timeout, refusing) rather than being held by others.
+        Raises [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when
+        members failed (down, paused past the member timeout, refusing) rather than
+        being held by others.
         """
         wait, lease = self._check(wait_time, lease_time)
         owner = self._owner()
@@ -60,8 +63,9 @@ class MultiLock(GroupHandle, LockProtocol):
         return acquired
 
     async def unlock(self) -> None:
-        """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
-        when this task did not hold the group or it was lost."""
+        """Release one hold on every member;
+        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this task did
+        not hold the group or it was lost."""
         owner = self._owner()
         flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
         await run(multi_flows.guarded(self._group, flow))
@@ -75,8 +79,8 @@ class MultiLock(GroupHandle, LockProtocol):
     async def is_locked(self) -> bool:
         """True when the group is held by anyone: every member locked (a MultiLock), a
         quorum of members locked (a RedLock); asked of every member at once. Raises
-        :class:`~redisson_py.LockUnavailableError` when members that did not answer
-        could have decided it."""
+        [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when members
+        that did not answer could have decided it."""
         flow = multi_flows.is_locked(self._group, self._refs(self._owner()))
         result: bool = await run(multi_flows.guarded(self._group, flow))
         return result
@@ -84,8 +88,10 @@ class MultiLock(GroupHandle, LockProtocol):
     async def force_unlock(self) -> bool:
         """Unlock every member whoever holds it; True if any member was locked. Owners
         that held the group find it gone at their ``unlock()``
-        (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
-        :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
+        ([`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError]); a member that
+        fails is named in a
+        [`LockUnavailableError`][redisson_py.errors.LockUnavailableError], the others
+        are unlocked all the same."""
         flow = multi_flows.force_unlock(self._group, self._refs(self._owner()))
         result: bool = await run(multi_flows.guarded(self._group, flow))
         return result

@@ -23,11 +23,12 @@ class PermitExpirableSemaphore(ObjectHandle):
     at the key ``name``, acquired ones in the sorted set ``{name}:timeout`` (each id
     scored by its expiry), announcements on ``redisson_sc:{name}``.
 
-    Set the number of permits once, with :meth:`try_set_permits` (or
-    :meth:`add_permits`). Each acquire takes one permit and returns its id, 32 hex
-    digits, which any task may later release. Expiries are wall-clock times of the
-    clients, as in Redisson: keep the clients' clocks in step (NTP) to well within a
-    lease.
+    Set the number of permits once, with
+    [`try_set_permits`][redisson_py.asyncio.PermitExpirableSemaphore.try_set_permits]
+    (or [`add_permits`][redisson_py.asyncio.PermitExpirableSemaphore.add_permits]). Each
+    acquire takes one permit and returns its id, 32 hex digits, which any task may later
+    release. Expiries are wall-clock times of the clients, as in Redisson: keep the
+    clients' clocks in step (NTP) to well within a lease.
 
     Get one from the client's ``get_permit_expirable_semaphore``.
     """
@@ -43,12 +44,13 @@ class PermitExpirableSemaphore(ObjectHandle):
 
         A leased permit is watched as a leased lock is: at its lease's safe end (the
         lease counted from the acquire's send, less the safety margin) the client's
-        ``on_lock_lost`` callback gets a :class:`~redisson_py.LockLost` naming the
+        ``on_lock_lost`` callback gets a [`LockLost`][redisson_py.LockLost] naming the
         semaphore and the permit id, a ``lost`` event goes to the listeners, and
-        :meth:`release` raises: before any other client can take the permit back.
+        [`release`][redisson_py.asyncio.PermitExpirableSemaphore.release] raises: before
+        any other client can take the permit back.
 
         Waits through failovers, as the semaphore's ``acquire``; use
-        :meth:`try_acquire` for a deadline.
+        [`try_acquire`][redisson_py.asyncio.PermitExpirableSemaphore.try_acquire] for a deadline.
         """
         lease = self._lease(lease_time)
         permit: str | None = await run(self._flow(permit_flows.try_acquire, None, lease))
@@ -59,12 +61,15 @@ class PermitExpirableSemaphore(ObjectHandle):
         self, wait_time: float = 0.0, lease_time: float | None = None
     ) -> str | None:
         """Take a permit if one can be had within ``wait_time`` seconds; its id, or
-        None. ``lease_time`` as for :meth:`acquire`.
+        None. ``lease_time`` as for
+        [`acquire`][redisson_py.asyncio.PermitExpirableSemaphore.acquire].
 
         Returns within ``wait_time`` plus one command timeout whatever the servers do; a
         waiter wakes when a permit is announced, when the first lease ends, or every few
-        seconds. Raises :class:`~redisson_py.NoSyncedReplicasError` as the semaphore's
-        ``try_acquire``; a wait that ends without a permit leaves none taken.
+        seconds. Raises
+        [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] as the
+        semaphore's ``try_acquire``; a wait that ends without a permit leaves none
+        taken.
         """
         wait = check_wait(self.name, wait_time, what=self.layout.label)
         lease = self._lease(lease_time)
@@ -74,14 +79,16 @@ class PermitExpirableSemaphore(ObjectHandle):
     async def try_release(self, permit_id: str) -> bool:
         """Release permit ``permit_id`` and wake a waiter; True when it was acquired and
         its lease had not ended, False otherwise (nothing changes). False also when this
-        client reported the permit lost at its lease's safe end (see :meth:`acquire`);
-        a permit the server still counted as acquired is released then."""
+        client reported the permit lost at its lease's safe end (see
+        [`acquire`][redisson_py.asyncio.PermitExpirableSemaphore.acquire]); a permit the
+        server still counted as acquired is released then."""
         permit = check_permit_id(self._subject, permit_id)
         released: bool = await run(self._flow(permit_flows.try_release, permit))
         return released
 
     async def release(self, permit_id: str) -> None:
-        """:meth:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` (a
+        """[`try_release`][redisson_py.asyncio.PermitExpirableSemaphore.try_release],
+        raising [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] (a
         ``ValueError``) when the permit is unknown, already released or expired, as
         Redisson raises ``IllegalArgumentException``, or was reported lost; the message
         says which."""

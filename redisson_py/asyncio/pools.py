@@ -1,4 +1,4 @@
-"""redis-py connection pools per node (see :mod:`redisson_py.core.routing.pool_registry` for
+"""redis-py connection pools per node (see `redisson_py.core.routing.pool_registry` for
 how pools are keyed and why)."""
 
 from __future__ import annotations

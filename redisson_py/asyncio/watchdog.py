@@ -3,17 +3,17 @@ leased ones, and tell each holder when its hold stops being safe.
 
 Two loops, so that neither can make the other late:
 
-- the renewal loop runs a renewal round (:func:`redisson_py.core.flows.watchdog.renew_round`)
+- the renewal loop runs a renewal round (`redisson_py.core.flows.watchdog.renew_round`)
   every renewal interval (a third of the watchdog timeout): about one pipelined round
   trip per node, whatever the number of locks held, with the replicas' acknowledgement
   in the same round trip when replica sync is on. It looks again every
-  :data:`~redisson_py.core.flows.watchdog.PROBE_INTERVAL` at holds whose renewal did not count
+  `PROBE_INTERVAL` at holds whose renewal did not count
   (a node refusing connections, replicas not acknowledging), and at once when the
   client's pub/sub sees a node's connection drop or come back (see
-  :class:`~redisson_py.core.flows.watchdog.Schedule`);
+  `Schedule`);
 - the report loop does no I/O: it sleeps until the earliest safe end of any hold and
   reports the holds whose safe end has come (a lease that ran out while held, renewals
-  not confirmed in time; see :class:`~redisson_py.core.flows.watchdog.ExpiryReports`), however
+  not confirmed in time; see `ExpiryReports`), however
   long a round waits on a frozen node or on a ``WAIT``.
 
 Both start with the client's first hold and stop at shutdown; a forked child starts its
@@ -36,7 +36,7 @@ log = logging.getLogger("redisson_py.watchdog")
 
 
 class Watchdog:
-    """Renews and watches the holds of one :class:`ClientState` from background loops."""
+    """Renews and watches the holds of one `ClientState` from background loops."""
 
     def __init__(self, state: ClientState):
         self._state = state

@@ -1,8 +1,8 @@
 """Failover chaos: scenarios that break real topologies under the lock and measure what
 each mode (replica sync off or on, RedLock) guarantees.
 
-Each scenario starts its own topology with the harness (:mod:`redisson_py.testing`),
-breaks it, and reports; :func:`redisson_py.chaos.suite.run_scenario` runs one several
+Each scenario starts its own topology with the harness (`redisson_py.testing`),
+breaks it, and reports; `redisson_py.chaos.suite.run_scenario` runs one several
 times and sums it up; ``redisson-py chaos SCENARIO`` prints the table. Scenarios:
 
 - ``race``: the replication race (a grant lost with its master), per mode (``fencing``:
@@ -14,7 +14,7 @@ times and sums it up; ``redisson-py chaos SCENARIO`` prints the table. Scenarios
 - ``lost-replies``: replies of acquires and releases lost after they were applied;
 - ``partition``: network partitions (``network="namespace"``): the holder cut off with
   a master that still answers it, per split and mode (see
-  :mod:`redisson_py.chaos.partition`).
+  `redisson_py.chaos.partition`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Network partitions: the holder cut off with a master that still answers it.
 
 Every scenario runs on a topology started with ``network="namespace"`` (process
-backend, root, iptables, Redis 7.0+; see :mod:`redisson_py.testing.network`). Client A
+backend, root, iptables, Redis 7.0+; see `redisson_py.testing.network`). Client A
 holds a watchdog lock (no lease) in a process of its own on one side
-(:mod:`~redisson_py.chaos.partition_holder`); client B, made before the split in this
+(`partition_holder`); client B, made before the split in this
 process on the other side, tries ``try_lock(wait_time=...)`` right after it. Splits
 (``SPLITS``, per topology):
 
@@ -114,7 +114,7 @@ class Outcome:
     keys_name_b: bool | None = None
     """``heal``: the lock's key on every node of its shard names B's owner only."""
     keys_problem: str = ""
-    """``heal``: what a node had when :attr:`keys_name_b` is False."""
+    """``heal``: what a node had when `keys_name_b` is False."""
     b_still_holds: bool | None = None
     """``heal``: B's ``is_held_by_current_thread()`` after the heal."""
     b_told: float | None = None
@@ -139,7 +139,7 @@ class Outcome:
         master is listed as a replica of the new one for up to 10 s after the heal
         before the sentinels demote it, and replica sync waits for it (it could be
         promoted meanwhile, with none of B's writes), so with a TTL that short B's
-        renewals go unconfirmed until its safe end (:attr:`b_lost_after_heal`)."""
+        renewals go unconfirmed until its safe end (`b_lost_after_heal`)."""
         if self.split != "heal":
             return False
         if self.unlock_raised != "LockNotOwnedError":
@@ -151,7 +151,7 @@ class Outcome:
     @property
     def b_lost_after_heal(self) -> bool:
         """``heal``: B was told its hold was lost after the heal (availability, not
-        safety: see :attr:`heal_checks_failed`)."""
+        safety: see `heal_checks_failed`)."""
         return self.split == "heal" and self.b_told is not None and not self.b_still_holds
 
 
@@ -240,7 +240,7 @@ class _Pair:
 
 
 class _Split:
-    """One split on one topology: the state :func:`run_split` goes through."""
+    """One split on one topology: the state `run_split` goes through."""
 
     def __init__(self, topology: Topology, split: str, mode: str, b_wait: float):
         self.topology, self.split, self.mode, self.b_wait = topology, split, mode, b_wait
@@ -269,7 +269,7 @@ class _Split:
 
     def contend(self) -> None:
         """B tries every lock (a thread each) while the harness watches for the
-        promotion (:attr:`new`: None when none was seen, or the topology has none)."""
+        promotion (`new`: None when none was seen, or the topology has none)."""
         deadline = self.split_at + self.b_wait
         threads = [threading.Thread(target=p.contender.take, args=(deadline,)) for p in self.pairs]
         for thread in threads:
@@ -383,10 +383,10 @@ def run_split(
     settle: float | None = None,
     rng: random.Random | None = None,
 ) -> list[Outcome]:
-    """Run ``split`` once on ``topology`` (started by :func:`start_for` for ``mode``):
+    """Run ``split`` once on ``topology`` (started by `start_for` for ``mode``):
     one holder A per entry of ``apis`` (``"sync"``, ``"asyncio"``), each in its own
     process on its own client host (``a-<api>``) holding a lock of its own; one B client
-    (host ``b``) tries each lock in a thread of its own. Returns one :class:`Outcome`
+    (host ``b``) tries each lock in a thread of its own. Returns one `Outcome`
     per holder, in the order of ``apis``.
 
     ``settle`` (seconds between B's client and the split; default a random 0.5-1.5 s, so

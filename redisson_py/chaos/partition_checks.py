@@ -20,7 +20,7 @@ def rejoined_shard(topology: Topology, old: Node, new: Node) -> list[Node]:
     """Wait until ``old`` replicates ``new`` with its link up (sentinel demotes it; a
     cluster node sees the newer epoch and follows); then the shard: ``new`` and every
     data node that replicates it, ``old`` among them. Raises
-    :class:`~redisson_py.testing.HarnessTimeout` after 60 s."""
+    `HarnessTimeout` after 60 s."""
     wait_until(
         functools.partial(_follows, old, new),
         timeout=REJOIN_TIMEOUT,

@@ -1,6 +1,6 @@
 """Client A of the partition scenarios: a lock holder in a process of its own.
 
-Started by :class:`redisson_py.chaos.partition_sides.RemoteHolder` through
+Started by `redisson_py.chaos.partition_sides.RemoteHolder` through
 ``topology.network.popen``, so its connections leave from its client host's address and
 a partition cuts it off with its side::
 
@@ -24,7 +24,7 @@ every process of the machine:
 - ``write RESOURCE`` (``--fenced`` with ``--store``) -> ``{"event": "write", "accepted":
   bool | null, "error": ...}``: the holder's own fence written to the fenced resource
   ``RESOURCE`` on the server ``--store`` names (null and the error when the write failed
-  otherwise than by :class:`~redisson_py.StaleTokenError`);
+  otherwise than by [`StaleTokenError`][redisson_py.errors.StaleTokenError]);
 - ``exit`` or end of input: shut down and exit 0.
 """
 

@@ -1,5 +1,5 @@
-"""Runs the partition scenarios of :mod:`redisson_py.chaos.partition` and sums each
-(split, mode) up as one :class:`~redisson_py.chaos.journal.Summary` line.
+"""Runs the partition scenarios of `redisson_py.chaos.partition` and sums each
+(split, mode) up as one `Summary` line.
 
 A line's columns: violations (two holders: B granted while A had not been told;
 ``fencing``: stale writes the resource accepted; ``heal``: also runs whose after-heal
@@ -27,7 +27,7 @@ Progress = Callable[[str], None]
 def plan(topology: str, split: str | None, modes: Sequence[str] | None) -> list[tuple[str, str]]:
     """The (split, mode) pairs to run: ``split`` (default: every split of ``topology``)
     in each of ``modes`` that applies to it (default: all of its modes). Raises
-    :class:`ValueError` for an unknown topology, split or mode, or a mode that applies to
+    `ValueError` for an unknown topology, split or mode, or a mode that applies to
     none of the splits."""
     if topology not in SPLITS:
         raise ValueError(f"the partition scenario runs on {', '.join(SPLITS)}, not {topology!r}")
@@ -60,8 +60,9 @@ def run_partition(
     progress: Progress = lambda line: None,
 ) -> list[Summary]:
     """Run each planned (split, mode) ``runs`` times, each run on a fresh topology; one
-    :class:`Summary` per pair. Raises :class:`ValueError` for a bad plan and
-    :class:`~redisson_py.testing.NetworkUnavailableError` where partitions cannot run."""
+    `Summary` per pair. Raises `ValueError` for a bad plan and
+    [`NetworkUnavailableError`][redisson_py.testing.NetworkUnavailableError] where
+    partitions cannot run."""
     pairs = plan(topology, split, modes)
     backend = "process" if backend == "auto" else backend  # partitions exist there only
     require_partition_support(backend)
@@ -112,7 +113,7 @@ def _count(outcomes: Sequence[Outcome], test: Callable[[Outcome], object]) -> st
 
 
 def _how_told(reason: str) -> str:
-    """The kind of a lost-lock reason (see :func:`redisson_py.core.state.losses.expiry_reason`)."""
+    """The kind of a lost-lock reason (see `redisson_py.core.state.losses.expiry_reason`)."""
     if "not confirmed" in reason:
         return "renewals not confirmed"
     if "refused" in reason:

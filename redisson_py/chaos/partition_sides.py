@@ -38,11 +38,11 @@ _HOLDER = "redisson_py.chaos.partition_holder"
 
 
 class RemoteHolder:
-    """Client A: a :mod:`~redisson_py.chaos.partition_holder` process on a client host,
+    """Client A: a `partition_holder` process on a client host,
     holding one lock, and what it reported.
 
     A reader thread collects its JSON lines: ``lost`` (once) is kept as
-    :attr:`told_at`; answers to commands are handed to :meth:`ask` in order.
+    `told_at`; answers to commands are handed to `ask` in order.
     """
 
     def __init__(self, host: Host, process: subprocess.Popen[str], log: Path):
@@ -73,7 +73,7 @@ class RemoteHolder:
         timeout: float = 30.0,
     ) -> RemoteHolder:
         """Start A on ``host`` and wait until it holds ``name`` (raises
-        :class:`RuntimeError`, with its stderr, if it does not within ``timeout``)."""
+        `RuntimeError`, with its stderr, if it does not within ``timeout``)."""
         argv = [sys.executable, "-m", _HOLDER, "--config", str(config), "--lock", name]
         argv += ["--api", api, "--wait", str(timeout)]
         if fenced:
@@ -121,13 +121,13 @@ class RemoteHolder:
 
     def wait_told(self, deadline: float) -> float | None:
         """Wait until A was told its lock is lost, or ``deadline`` (monotonic) passes;
-        :attr:`told_at`."""
+        `told_at`."""
         self._told.wait(max(0.0, deadline - time.monotonic()))
         return self.told_at
 
     def ask(self, command: str, timeout: float = 20.0) -> dict[str, Any]:
-        """Send one command (see :mod:`~redisson_py.chaos.partition_holder`) and return
-        its answer; raises :class:`RuntimeError` if none comes within ``timeout``."""
+        """Send one command (see `partition_holder`) and return
+        its answer; raises `RuntimeError` if none comes within ``timeout``."""
         stdin = self.process.stdin
         assert stdin is not None
         try:

@@ -1,4 +1,4 @@
-"""Runs chaos scenarios several times and sums them up as :class:`Summary` lines.
+"""Runs chaos scenarios several times and sums them up as `Summary` lines.
 
 Used by ``redisson-py chaos`` and by the failover tests; every scenario starts its own
 topology and tears it down, so runs are independent.
@@ -145,11 +145,11 @@ def run_scenario(
     variant: str = "plain",
     split: str | None = None,
 ) -> list[Summary]:
-    """Run ``scenario`` ``runs`` times per mode; one :class:`Summary` per mode.
+    """Run ``scenario`` ``runs`` times per mode; one `Summary` per mode.
     ``variant`` (race only: ``plain``, ``fresh``, ``rejoin``) picks the stale view the
-    replicated race runs on (see :mod:`redisson_py.chaos.race`). ``partition`` runs on
+    replicated race runs on (see `redisson_py.chaos.race`). ``partition`` runs on
     ``topology`` sentinel, cluster or redlock, one line per (split, mode); ``split``
-    picks one of the topology's splits (see :mod:`redisson_py.chaos.partition`)."""
+    picks one of the topology's splits (see `redisson_py.chaos.partition`)."""
     if variant not in race.VARIANTS:
         raise ValueError(f"unknown race variant {variant!r}; known: {', '.join(race.VARIANTS)}")
     if scenario not in SCENARIOS:

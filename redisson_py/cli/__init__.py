@@ -1,7 +1,7 @@
 """The ``redisson-py`` command line.
 
 Each subcommand lives in its own module of this package and is listed once in
-:data:`COMMAND_MODULES`. A command module provides::
+`COMMAND_MODULES`. A command module provides::
 
     def register(subparsers) -> None:
         parser = subparsers.add_parser("name", help="...")
@@ -11,7 +11,7 @@ Each subcommand lives in its own module of this package and is listed once in
     def run(args: argparse.Namespace) -> int: ...
 
 so adding a command (``demo``, ``chaos``) is one new module and one line here. Errors
-redisson-py raises on purpose (:class:`~redisson_py.errors.RedissonError`) are printed as
+redisson-py raises on purpose ([`RedissonError`][redisson_py.errors.RedissonError]) are printed as
 one line on stderr and exit with status 1; no traceback.
 """
 

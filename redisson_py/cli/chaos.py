@@ -1,6 +1,6 @@
 """``redisson-py chaos SCENARIO``: break a topology under the lock and report what held.
 
-Runs a failover scenario (see :mod:`redisson_py.chaos`) against topologies the harness
+Runs a failover scenario (see `redisson_py.chaos`) against topologies the harness
 starts on this machine, prints each run's outcome on stderr as it ends, and a markdown
 table on stdout: mode, runs, violations, operations, unavailability p50/max (partition:
 also A told and B granted p50/max).

@@ -34,7 +34,7 @@ def add_common_options(parser: argparse.ArgumentParser, *, config: bool = True) 
 def load_config(path: str | None) -> Config:
     """The config from ``path``, else from the file ``$REDISSON_PY_CONFIG`` names.
 
-    Raises :class:`~redisson_py.ConfigError` naming both when neither is given, or
+    Raises [`ConfigError`][redisson_py.errors.ConfigError] naming both when neither is given, or
     when the file is invalid (the message names the key and line).
     """
     source = path or os.environ.get(CONFIG_ENV) or None

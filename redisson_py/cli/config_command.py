@@ -1,7 +1,8 @@
 """``redisson-py config check FILE [--connect]``: validate a Redisson YAML config.
 
-Offline, the file is parsed and validated (:meth:`Config.from_yaml`); an invalid file
-prints the :class:`~redisson_py.ConfigError` message (key and line) and exits 2. With
+Offline, the file is parsed and validated
+([`Config.from_yaml`][redisson_py.config.Config.from_yaml]); an invalid file prints the
+[`ConfigError`][redisson_py.errors.ConfigError] message (key and line) and exits 2. With
 ``--connect`` a client is also created, which reaches the deployment and reads its
 topology; the mode, the masters and each master's replicas are reported and the client
 is shut down. Exit status: 0 valid (and reached), 1 could not connect, 2 invalid.

@@ -5,7 +5,7 @@ command goes through the library's own client, so keys are read on the node the 
 routes them to.
 
 ``status NAME...``: per name, the kind of object its data shows (see
-:mod:`redisson_py.cli.lock_data`: ``reentrant``, ``fair``, ``read-write``, ``fenced``,
+`redisson_py.cli.lock_data`: ``reentrant``, ``fair``, ``read-write``, ``fenced``,
 ``semaphore or count-down latch``, ``permit-expirable semaphore``, ``fenced resource``;
 ``not locked`` when no key exists, ``other`` naming the Redis type otherwise), the
 holders with hold counts (a read-write lock's mode and each holder's), the TTL, the
@@ -17,13 +17,13 @@ queue (exact); else the clients subscribed to the kind's channel (``PUBSUB NUMSU
 ``SHARDNUMSUB`` with sharded pub/sub; unknown (null) on a cluster with classic pub/sub,
 whose subscriptions may sit on any node): a client waiting in several threads subscribes
 once, so this counts clients. ``--json``: ``{"locks": [entry...]}``, each entry as
-:func:`~redisson_py.cli.lock_data.lock_status` documents (``{"name", "kind", "type",
+`lock_status` documents (``{"name", "kind", "type",
 "node", "holders": [{"field", "client_id", "owner_id", "count"}], "ttl_ms", "waiters"}``
 as before, plus ``locked``, ``mode``, ``queue``, ``token``, ``value``, ``permits``,
 ``fence`` and each holder's ``mode``).
 
 ``unlock --force NAME``: frees the lock whoever holds it and wakes its waiters, as its
-kind's own force unlock does (:func:`force_unlock`); a name that holds no lock (a
+kind's own force unlock does (`force_unlock`); a name that holds no lock (a
 semaphore, a latch, a fenced resource, another Redis type) is refused with exit 2 and
 left alone. Asks on the terminal unless ``--yes``; with no terminal and no ``--yes`` it
 refuses (exit 2). ``--json``: ``{"name", "unlocked", "kind"}`` (false: it was not
@@ -37,8 +37,8 @@ signal N). If the lock is lost while CMD runs, CMD gets SIGTERM, then SIGKILL af
 ``--grace`` seconds. ``--json`` writes ``{"name", "acquired", "lost", "status"}`` to stderr
 at the end (stdout is CMD's).
 
-Exit statuses of ``run`` besides CMD's own: 75 (:data:`EXIT_WAIT_TIMEOUT`) the lock was
-not had within ``--wait``; 76 (:data:`EXIT_LOCK_LOST`) the lock was lost while CMD ran;
+Exit statuses of ``run`` besides CMD's own: 75 (`EXIT_WAIT_TIMEOUT`) the lock was
+not had within ``--wait``; 76 (`EXIT_LOCK_LOST`) the lock was lost while CMD ran;
 126/127 CMD could not be run / was not found; 1 another error; 2 bad usage.
 """
 
@@ -230,7 +230,7 @@ def run_unlock(args: argparse.Namespace) -> int:
 
 
 def force_unlock(client: Any, name: str, kind: str) -> bool:
-    """Free lock ``name`` of ``kind`` (one of :data:`LOCK_KINDS`, from its data) whoever
+    """Free lock ``name`` of ``kind`` (one of `LOCK_KINDS`, from its data) whoever
     holds it, through the library's class for that kind; True if it was held.
 
     - ``reentrant``, ``fenced``: the hash is deleted and one waiter per client woken

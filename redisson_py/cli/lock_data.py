@@ -2,12 +2,12 @@
 holds, told from its data alone, and what that data says (holders, waiters, tokens,
 permits).
 
-Every key is named by the library's own functions (:mod:`redisson_py.core.routing.naming`, the
+Every key is named by the library's own functions (`redisson_py.core.routing.naming`, the
 lock kinds' ``aux_keys`` and the objects' layouts), with the topology's ``by_slot``, and
 read on the master the library routes the name to (``client.redis(name)``): all of an
 object's keys share its hash slot, so one MULTI/EXEC reads them as one snapshot.
 
-Kinds, and the data that tells them (see :func:`classify`):
+Kinds, and the data that tells them (see `classify`):
 
 - ``reentrant``: Redisson's hash of owner fields ``<client uuid>:<owner id>`` -> hold
   count. Spin and non-reentrant locks have exactly this layout, and so has a fair lock
@@ -376,7 +376,7 @@ def _seconds_from_now(ms: int) -> str:
 
 
 def format_status(entry: dict[str, Any]) -> str:
-    """``entry`` (from :func:`lock_status`) as the lines ``lock status`` prints."""
+    """``entry`` (from `lock_status`) as the lines ``lock status`` prints."""
     name, kind = entry["name"], entry["kind"]
     lines: list[str] = []
     if kind == NOT_LOCKED:

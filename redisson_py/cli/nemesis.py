@@ -1,5 +1,5 @@
 """``redisson-py chaos nemesis``: a randomized nemesis run (see
-:mod:`redisson_py.chaos.nemesis`), wired into the ``chaos`` command.
+`redisson_py.chaos.nemesis`), wired into the ``chaos`` command.
 
 ::
 

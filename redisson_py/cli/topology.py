@@ -119,7 +119,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     """``["sentinel.quorum=1", "replicas_per_master=1"]`` as nested overrides.
 
     Values are read as YAML scalars (``1`` is a number, ``yes`` a boolean). Raises
-    :class:`TopologyError` for an item without ``=``.
+    [`TopologyError`][redisson_py.testing.TopologyError] for an item without ``=``.
     """
     overrides: dict[str, Any] = {}
     for item in items:

@@ -6,7 +6,7 @@ Build in code::
     config.use_single_server(address="redis://127.0.0.1:6379", password="s3cret")
 
 or load Redisson's YAML (``Config.from_yaml("config/single.yaml")``). Times are seconds
-in Python and milliseconds in YAML. See :class:`Config` for the contract.
+in Python and milliseconds in YAML. See [`Config`][redisson_py.config.Config] for the contract.
 """
 
 from __future__ import annotations

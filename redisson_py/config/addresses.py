@@ -151,9 +151,9 @@ def address_problem(text: object) -> tuple[Address | None, str | None]:
 def parse_address(text: str, *, key_path: str = "address") -> Address:
     """Parse one server address.
 
-    Raises :class:`ConfigError` naming ``key_path`` when the scheme is missing or unknown,
-    the port is missing or out of 1..65535, or the host is malformed. The message shows the
-    address with its credentials replaced by ``***``.
+    Raises [`ConfigError`][redisson_py.errors.ConfigError] naming ``key_path`` when the
+    scheme is missing or unknown, the port is missing or out of 1..65535, or the host is
+    malformed. The message shows the address with its credentials replaced by ``***``.
     """
     address, problem = address_problem(text)
     if address is None:

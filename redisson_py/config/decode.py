@@ -26,7 +26,8 @@ _SECTION_LIST = (
 
 def decode_config(cls: type[S], data: object, origin: Origin, *, stacklevel: int) -> S:
     """Decode ``data`` into a ``cls`` (the top-level Config class), warn once about ignored
-    settings, then validate. Raises :class:`ConfigError` located through ``origin``."""
+    settings, then validate. Raises [`ConfigError`][redisson_py.errors.ConfigError]
+    located through ``origin``."""
     if not isinstance(data, Mapping):
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         raise origin.error(

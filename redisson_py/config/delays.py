@@ -1,10 +1,9 @@
 """Retry and reconnection delays: Redisson's four ``DelayStrategy`` classes.
 
-Every duration is within 0 .. 1 day (:data:`MAX_DELAY`); the constructors raise
-:class:`~redisson_py.ConfigError` otherwise. Each strategy is a frozen value with a pure
-:meth:`DelayStrategy.delay`: given the attempt number and a random generator it returns
-seconds to wait, and touches nothing else. The
-YAML form is Redisson's, e.g.
+Every duration is within 0 .. 1 day (`MAX_DELAY`); the constructors raise
+[`ConfigError`][redisson_py.errors.ConfigError] otherwise. Each strategy is a frozen
+value with a pure `DelayStrategy.delay`: given the attempt number and a random generator
+it returns seconds to wait, and touches nothing else. The YAML form is Redisson's, e.g.
 ``retryDelay: !<org.redisson.config.EqualJitterDelay> {baseDelay: PT1S, maxDelay: PT2S}``.
 """
 
@@ -30,7 +29,8 @@ would stall every retry (and the unlock that waits on it) for ever."""
 
 
 def _check_seconds(name: str, value: float) -> None:
-    """Raises :class:`ConfigError` (a ``ValueError``) unless 0 <= value <= 1 day."""
+    """Raises [`ConfigError`][redisson_py.errors.ConfigError] (a ``ValueError``) unless
+    0 <= value <= 1 day."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{name} must be a number of seconds, got {type(value).__name__}")
     if not (math.isfinite(value) and 0 <= value <= MAX_DELAY):
@@ -59,7 +59,7 @@ class DelayStrategy(ABC):
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry ``attempt``; draws randomness from ``rng`` only.
 
-        Raises :class:`ValueError` for a negative ``attempt``.
+        Raises `ValueError` for a negative ``attempt``.
         """
 
 
@@ -127,8 +127,8 @@ class FullJitterDelay(_Backoff):
 class DecorrelatedJitterDelay(_Backoff):
     """Each delay is ``min(base + random[0, 3 * previous), max)``, previous starting at base.
 
-    Redisson keeps ``previous`` as mutable state; here :meth:`next_delay` takes it as an
-    argument, and :meth:`delay` replays the chain from attempt 0 with the same ``rng``
+    Redisson keeps ``previous`` as mutable state; here `next_delay` takes it as an
+    argument, and `delay` replays the chain from attempt 0 with the same ``rng``
     (``attempt + 1`` draws), so the strategy stays a frozen value.
     """
 

@@ -3,9 +3,9 @@
 Every message built here names settings by their YAML key path
 (``sentinelServersConfig.sentinelAddresses[1]``) and, for YAML input, the source and line:
 ``config.yaml, line 4: singleServerConfig.adress: unknown key; did you mean 'address'?``.
-Values are quoted only for settings that cannot hold a secret (see :func:`secret_key`)
+Values are quoted only for settings that cannot hold a secret (see `secret_key`)
 and never when they came from ``${VAR}`` (the variable is named instead):
-:meth:`Origin.invalid` enforces this for every value error.
+`Origin.invalid` enforces this for every value error.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class ConfigUnitWarning(ConfigWarning):
 
 
 class Invalid(Exception):
-    """A value does not fit its setting. Internal: turned into :class:`ConfigError`.
+    """A value does not fit its setting. Internal: turned into
+    [`ConfigError`][redisson_py.errors.ConfigError].
 
     ``subpath`` points below the setting's own key (a list item, a key of a tagged
     mapping) so the error names the exact spot. The message never holds a secret.
@@ -130,7 +131,8 @@ class Origin:
         return None
 
     def error(self, path: KeyPath, message: str) -> ConfigError:
-        """A :class:`ConfigError` for ``path``: ``source, line N: a.b: message``."""
+        """A [`ConfigError`][redisson_py.errors.ConfigError] for ``path``:
+        ``source, line N: a.b: message``."""
         line = self.line_of(path) if self.lines else None
         where = self.source or ""
         if line is not None:
@@ -140,7 +142,7 @@ class Origin:
         return ConfigError(text, path=dotted or None, line=line)
 
     def warn_units(self, slips: list[tuple[KeyPath, str]], *, stacklevel: int) -> None:
-        """Emit ONE :class:`ConfigUnitWarning` listing every YAML time that looks like
+        """Emit ONE `ConfigUnitWarning` listing every YAML time that looks like
         seconds written where milliseconds belong (keys and lines, no values)."""
         if not slips:
             return
@@ -157,7 +159,7 @@ class Origin:
         )
 
     def warn_ignored(self, paths: list[KeyPath], *, stacklevel: int) -> None:
-        """Emit ONE :class:`ConfigWarning` listing every ignored setting (keys only)."""
+        """Emit ONE `ConfigWarning` listing every ignored setting (keys only)."""
         if not paths:
             return
         items = []

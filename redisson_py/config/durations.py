@@ -28,7 +28,7 @@ _DURATION: Final = re.compile(
 def parse_duration(text: str) -> float:
     """Parse ``PnDTnHnMn.nS`` into seconds.
 
-    Raises :class:`ValueError` (without echoing more than the text given) when ``text``
+    Raises `ValueError` (without echoing more than the text given) when ``text``
     is not such a duration, e.g. ``"1s"``, ``"PT"`` or ``"P1Y"``.
     """
     match = _DURATION.fullmatch(text.strip())

@@ -1,4 +1,4 @@
-"""From config objects to Redisson's YAML shape (the inverse of :mod:`.decode`)."""
+"""From config objects to Redisson's YAML shape (the inverse of `decode`)."""
 
 from __future__ import annotations
 

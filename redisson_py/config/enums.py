@@ -1,6 +1,6 @@
 """The enumerations of Redisson's config, by the same names and values.
 
-They are :class:`enum.StrEnum`, so ``ReadMode.SLAVE == "SLAVE"`` and config attributes
+They are `enum.StrEnum`, so ``ReadMode.SLAVE == "SLAVE"`` and config attributes
 accept the plain name.
 """
 

@@ -1,4 +1,5 @@
-"""The top-level :class:`Config`: lock settings, one topology section, load and save."""
+"""The top-level [`Config`][redisson_py.config.Config]: lock settings, one topology
+section, load and save."""
 
 # setting() returns a dataclasses.Field (with the setting's kind as metadata), not a value.
 # ruff: noqa: RUF009
@@ -89,10 +90,11 @@ class Config(Settings):
     """A redisson-py configuration: lock settings plus exactly one topology section.
 
     Build it in code (``Config().use_single_server(address="redis://127.0.0.1:6379")``) or
-    load Redisson's YAML (:meth:`from_yaml`). Times are seconds in Python and milliseconds
-    in YAML. ``username``, ``password`` and the ``ssl_*``/``tcp_*`` settings here are
-    Redisson's newer top-level spellings: they apply to the section wherever the section
-    leaves the setting unset (see :meth:`effective_server_config`).
+    load Redisson's YAML ([`from_yaml`][redisson_py.config.Config.from_yaml]). Times are
+    seconds in Python and milliseconds in YAML. ``username``, ``password`` and the
+    ``ssl_*``/``tcp_*`` settings here are Redisson's newer top-level spellings: they
+    apply to the section wherever the section leaves the setting unset (see
+    [`effective_server_config`][redisson_py.config.Config.effective_server_config]).
     """
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = _TOP_IGNORED
@@ -167,7 +169,8 @@ class Config(Settings):
     def mode(self) -> Mode:
         """``"single"``, ``"master_slave"``, ``"sentinel"`` or ``"cluster"``.
 
-        Raises :class:`ConfigError` when no section or more than one is set.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] when no section or more
+        than one is set.
         """
         sections = self._sections()
         if len(sections) != 1:
@@ -176,9 +179,11 @@ class Config(Settings):
 
     @property
     def server_config(self) -> ServerConfig:
-        """The one topology section, as stored (see also :meth:`effective_server_config`).
+        """The one topology section, as stored (see also
+        [`effective_server_config`][redisson_py.config.Config.effective_server_config]).
 
-        Raises :class:`ConfigError` when no section or more than one is set.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] when no section or more
+        than one is set.
         """
         sections = self._sections()
         if len(sections) != 1:
@@ -269,8 +274,9 @@ class Config(Settings):
     def use_single_server(self, address: str | None = None, **fields: Any) -> SingleServerConfig:
         """Select single-server mode and return its section (created once, then reused).
 
-        ``fields`` are :class:`SingleServerConfig` attributes. Raises :class:`ConfigError`
-        when another topology is already selected or a field name is unknown.
+        ``fields`` are [`SingleServerConfig`][redisson_py.config.SingleServerConfig]
+        attributes. Raises [`ConfigError`][redisson_py.errors.ConfigError] when another
+        topology is already selected or a field name is unknown.
         """
         if address is not None:
             fields["address"] = address
@@ -283,7 +289,8 @@ class Config(Settings):
         slave_addresses: list[str] | None = None,
         **fields: Any,
     ) -> MasterSlaveServersConfig:
-        """Select master/slave mode and return its section; as :meth:`use_single_server`."""
+        """Select master/slave mode and return its section; as
+        [`use_single_server`][redisson_py.config.Config.use_single_server]."""
         if master_address is not None:
             fields["master_address"] = master_address
         if slave_addresses is not None:
@@ -299,7 +306,8 @@ class Config(Settings):
         sentinel_addresses: list[str] | None = None,
         **fields: Any,
     ) -> SentinelServersConfig:
-        """Select sentinel mode and return its section. Same rules as :meth:`use_single_server`."""
+        """Select sentinel mode and return its section. Same rules as
+        [`use_single_server`][redisson_py.config.Config.use_single_server]."""
         if master_name is not None:
             fields["master_name"] = master_name
         if sentinel_addresses is not None:
@@ -312,7 +320,8 @@ class Config(Settings):
     def use_cluster_servers(
         self, node_addresses: list[str] | None = None, **fields: Any
     ) -> ClusterServersConfig:
-        """Select cluster mode and return its section. Same rules as :meth:`use_single_server`."""
+        """Select cluster mode and return its section. Same rules as
+        [`use_single_server`][redisson_py.config.Config.use_single_server]."""
         if node_addresses is not None:
             fields["node_addresses"] = list(node_addresses)
         section: ClusterServersConfig = self._use(
@@ -323,7 +332,8 @@ class Config(Settings):
     # -- checking -------------------------------------------------------------------------
 
     def validate(self) -> None:
-        """Check every setting; raise :class:`ConfigError` at the first problem.
+        """Check every setting; raise [`ConfigError`][redisson_py.errors.ConfigError] at
+        the first problem.
 
         Checks: exactly one section; types; no negative times (and no zero where zero
         makes no sense); addresses (scheme, host, port); required settings (``address``,
@@ -352,11 +362,12 @@ class Config(Settings):
         (default ``os.environ``; an empty variable takes the default, as in the shell);
         ``$${`` stands for a literal ``${`` (a redisson-py extension).
         Loading is safe: tags never construct objects. Redisson settings that mean nothing
-        here are listed in one :class:`ConfigWarning`.
+        here are listed in one `ConfigWarning`.
 
-        Raises :class:`ConfigError` (with source and line) for any malformed input, and
-        :class:`~redisson_py.errors.ConfigFileError` (a ConfigError that is also an
-        ``OSError``) when the file cannot be read.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] (with source and line)
+        for any malformed input, and
+        [`ConfigFileError`][redisson_py.errors.ConfigFileError] (a ConfigError that is
+        also an ``OSError``) when the file cannot be read.
         """
         data, origin = load_yaml(source, env=os.environ if env is None else env)
         return decode_config(cls, data, origin, stacklevel=2)
@@ -369,28 +380,31 @@ class Config(Settings):
         env: Mapping[str, str] | None = None,
     ) -> list[Config]:
         """Load every ``---``-separated document of ``source`` as its own config, e.g. the
-        independent masters of a RedLock. Same rules and errors as :meth:`from_yaml`;
-        ignored settings are listed in one warning per document."""
+        independent masters of a RedLock. Same rules and errors as
+        [`from_yaml`][redisson_py.config.Config.from_yaml]; ignored settings are listed
+        in one warning per document."""
         documents = load_yaml_all(source, env=os.environ if env is None else env)
         return [decode_config(cls, data, origin, stacklevel=2) for data, origin in documents]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> Config:
         """Build and validate a config from a mapping in the YAML's shape (camelCase keys,
-        milliseconds, :class:`TaggedValue` for tagged values). No environment substitution.
+        milliseconds, `TaggedValue` for tagged values). No environment substitution.
 
-        Raises :class:`ConfigError`; ``source`` (if given) prefixes its messages.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError]; ``source`` (if given)
+        prefixes its messages.
         """
         return decode_config(cls, data, Origin(source=source), stacklevel=2)
 
     def to_dict(self, *, include_defaults: bool = True) -> dict[str, Any]:
         """The config in Redisson's YAML shape: camelCase keys, milliseconds, ISO durations,
-        :class:`TaggedValue` for delays and NAT mappers. Passwords are revealed: this is
+        `TaggedValue` for delays and NAT mappers. Passwords are revealed: this is
         serialization. ``None`` settings are left out, as Redisson does."""
         return encode_settings(self, include_defaults=include_defaults)
 
     def to_yaml(self, *, include_defaults: bool = True) -> str:
-        """:meth:`to_dict` written as Redisson writes YAML; ``from_yaml(c.to_yaml()) == c``.
+        """[`to_dict`][redisson_py.config.Config.to_dict] written as Redisson writes
+        YAML; ``from_yaml(c.to_yaml()) == c``.
 
         Contains the passwords in clear text, like the YAML it came from.
         """
@@ -400,7 +414,9 @@ class Config(Settings):
 
     def connection_kwargs(self, address: Address, *, sentinel: bool = False) -> dict[str, Any]:
         """Keyword arguments for redis-py's ``Connection``/``SSLConnection`` (sync or asyncio)
-        to ``address``, from :meth:`effective_server_config` and :attr:`protocol`.
+        to ``address``, from
+        [`effective_server_config`][redisson_py.config.Config.effective_server_config]
+        and [`protocol`][redisson_py.config.Config.protocol].
 
         ``sentinel=True`` builds them for a sentinel node: sentinel credentials, database 0.
         """

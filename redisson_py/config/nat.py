@@ -25,7 +25,7 @@ from redisson_py.config.addresses import redact_address
 def split_host_port(text: str) -> tuple[str, int]:
     """Split ``host:port`` (IPv6 may be bracketed) at the last colon.
 
-    Raises :class:`ValueError` when there is no colon, the host is empty, or the port is
+    Raises `ValueError` when there is no colon, the host is empty, or the port is
     not an integer in 1..65535.
     """
     host, sep, port_text = text.strip().rpartition(":")

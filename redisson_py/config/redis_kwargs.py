@@ -1,10 +1,12 @@
 """Config -> redis-py keyword arguments. Pure functions; nothing here opens a socket.
 
-:func:`connection_kwargs` gives the arguments of ``redis.connection.Connection`` /
+`connection_kwargs` gives the arguments of ``redis.connection.Connection`` /
 ``SSLConnection`` (the ``redis.asyncio.connection`` twins take the same ones) for one node.
-Pass the section from :meth:`Config.effective_server_config` (or call
-:meth:`Config.connection_kwargs`) so the top-level credentials, TLS and TCP settings apply.
-Retries are deliberately absent: the executor owns them.
+Pass the section from
+[`Config.effective_server_config`][redisson_py.config.Config.effective_server_config]
+(or call [`Config.connection_kwargs`][redisson_py.config.Config.connection_kwargs]) so
+the top-level credentials, TLS and TCP settings apply. Retries are deliberately absent:
+the executor owns them.
 
 This is the only module that reveals passwords, and only into the returned dict.
 """
@@ -80,7 +82,7 @@ def connection_kwargs(
     verification mode, ``ssl_cert_reqs``/``ssl_check_hostname`` (NONE: ``"none"``/False;
     CA_ONLY: ``"required"``/False; STRICT: ``"required"``/True). Unset values are left out.
 
-    Raises :class:`ValueError` for ``sentinel=True`` with a non-sentinel section.
+    Raises `ValueError` for ``sentinel=True`` with a non-sentinel section.
     """
     if sentinel and not isinstance(section, SentinelServersConfig):
         raise ValueError("sentinel=True needs a SentinelServersConfig")
@@ -130,7 +132,7 @@ def client_kwargs(
     protocol: Protocol | str = Protocol.RESP2,
     sentinel: bool = False,
 ) -> dict[str, Any]:
-    """:func:`connection_kwargs` plus ``ssl=True`` for TLS: the arguments of ``redis.Redis``
+    """`connection_kwargs` plus ``ssl=True`` for TLS: the arguments of ``redis.Redis``
     (and its asyncio twin), which picks the connection class from ``ssl``."""
     kwargs = connection_kwargs(section, address, protocol=protocol, sentinel=sentinel)
     if address.tls:

@@ -28,7 +28,7 @@ def loading() -> Iterator[None]:
 
 
 OWNER_KEYS: dict[type[Any], str] = {}
-"""The YAML key of each section class (filled by :mod:`redisson_py.config.sections`)."""
+"""The YAML key of each section class (filled by `redisson_py.config.sections`)."""
 
 
 def setting_path(cls: type[Any], key: str) -> str:
@@ -38,7 +38,7 @@ def setting_path(cls: type[Any], key: str) -> str:
 
 
 def warn_unit_slip(cls: type[Any], spec: Spec, value: object, *, stacklevel: int) -> None:
-    """Warn (:class:`ConfigUnitWarning`) when a time set in Python is too long to be meant
+    """Warn (`ConfigUnitWarning`) when a time set in Python is too long to be meant
     as seconds, e.g. ``timeout=3000`` (50 minutes; probably meant as milliseconds)."""
     if not isinstance(spec.kind, Millis):
         return
@@ -101,12 +101,13 @@ def by_key(cls: type[Any]) -> dict[str, Spec]:
 
 class Settings:
     """Base of the config dataclasses: assignments are coerced and unknown names refused;
-    numbers out of their range raise :class:`ConfigError` at once, and a time above its
-    plausible span (see the section docs) warns with :class:`ConfigUnitWarning`.
+    numbers out of their range raise [`ConfigError`][redisson_py.errors.ConfigError] at
+    once, and a time above its plausible span (see the section docs) warns with
+    `ConfigUnitWarning`.
 
-    ``section.password = "x"`` stores a :class:`Secret`; ``section.read_mode = "MASTER"``
-    stores :attr:`ReadMode.MASTER`; ``section.adress = ...`` raises :class:`AttributeError`
-    with a suggestion instead of silently creating an attribute.
+    ``section.password = "x"`` stores a [`Secret`][redisson_py.config.Secret];
+    ``section.read_mode = "MASTER"`` stores `ReadMode.MASTER`; ``section.adress = ...``
+    raises `AttributeError` with a suggestion instead of silently creating an attribute.
     """
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = frozenset()
@@ -141,7 +142,8 @@ class Settings:
 
     def _check_number(self, spec: Spec, value: object) -> None:
         """Range-check a number as it is assigned (types wait for validation, which
-        also reports them): :class:`ConfigError` naming the setting and the range."""
+        also reports them): [`ConfigError`][redisson_py.errors.ConfigError] naming the
+        setting and the range."""
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         if numeric and isinstance(spec.kind, Millis | Int):
             try:

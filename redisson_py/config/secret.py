@@ -1,8 +1,9 @@
 """A password that never shows itself.
 
-Config attributes holding credentials store a :class:`Secret`; only :meth:`Secret.reveal`
-returns the text, and the only callers of it in redisson-py are the functions that hand
-credentials to redis-py (:mod:`redisson_py.config.redis_kwargs`) and the YAML writer.
+Config attributes holding credentials store a [`Secret`][redisson_py.config.Secret];
+only [`Secret.reveal`][redisson_py.config.Secret.reveal] returns the text, and the only
+callers of it in redisson-py are the functions that hand credentials to redis-py
+(`redisson_py.config.redis_kwargs`) and the YAML writer.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Secret:
 
 
 def as_secret(value: Secret | str | None) -> Secret | None:
-    """``None`` stays ``None``, a ``str`` is wrapped, a :class:`Secret` is kept."""
+    """``None`` stays ``None``, a ``str`` is wrapped, a
+    [`Secret`][redisson_py.config.Secret] is kept."""
     if value is None or isinstance(value, Secret):
         return value
     return Secret(value)

@@ -3,16 +3,17 @@
 Attributes are the snake_case of Redisson's YAML keys. **Times are seconds (float) in
 Python and milliseconds in YAML**, as Redisson writes them; the exceptions are stated on
 the attribute (``tcp_keep_alive_idle``/``_interval`` are whole seconds in both). Defaults
-are Redisson's. Assigning a ``str`` to a password attribute stores a :class:`Secret`, and
-an enum attribute takes the member or its name.
+are Redisson's. Assigning a ``str`` to a password attribute stores a
+[`Secret`][redisson_py.config.Secret], and an enum attribute takes the member or its
+name.
 
-Types are checked by :meth:`Config.validate`; numbers are also range-checked on
-assignment. Bounds: every time is at most 1 day (86400 s; YAML 86400000 ms) and, when 0
-is not allowed, at least 1 ms; ``retry_attempts`` 0..1000; pool and idle sizes and
-``subscriptions_per_connection`` at most 10000; other integers at most 2**31 - 1.
-A time set in Python above 10 minutes (``timeout``, ``connect_timeout``,
+Types are checked by [`Config.validate`][redisson_py.config.Config.validate]; numbers
+are also range-checked on assignment. Bounds: every time is at most 1 day (86400 s; YAML
+86400000 ms) and, when 0 is not allowed, at least 1 ms; ``retry_attempts`` 0..1000; pool
+and idle sizes and ``subscriptions_per_connection`` at most 10000; other integers at
+most 2**31 - 1. A time set in Python above 10 minutes (``timeout``, ``connect_timeout``,
 ``subscription_timeout``) or 1 hour (the others), or in YAML below 100 ms, is accepted
-with a :class:`~redisson_py.config.ConfigUnitWarning` (likely seconds/milliseconds mixed up).
+with a `ConfigUnitWarning` (likely seconds/milliseconds mixed up).
 """
 
 # setting() returns a dataclasses.Field (with the setting's kind as metadata), not a value.
@@ -97,7 +98,8 @@ class BaseConfig(Settings):
     username: str | None = setting(Str(), None)
     """ACL user name (Redis 6+). ``None`` means the default user."""
     password: Secret | None = setting(SecretKind(), None)
-    """Password (a ``str`` is stored as a :class:`Secret`). Never shown in reprs or errors."""
+    """Password (a ``str`` is stored as a [`Secret`][redisson_py.config.Secret]). Never
+    shown in reprs or errors."""
     subscriptions_per_connection: int = setting(Int(1, _POOL_MAX), 5)
     """Channels subscribed through one pub/sub connection."""
     client_name: str | None = setting(Str(), None)
@@ -139,7 +141,8 @@ class BaseConfig(Settings):
     def seed_addresses(self) -> list[Address]:
         """The configured addresses, parsed (the starting points of discovery).
 
-        Raises :class:`ConfigError` for a malformed address; call after validation.
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] for a malformed address;
+        call after validation.
         """
         raise NotImplementedError
 

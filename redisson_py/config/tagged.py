@@ -3,8 +3,8 @@
 ``codec: !<org.redisson.codec.Kryo5Codec> {}`` loads as
 ``TaggedValue("org.redisson.codec.Kryo5Codec", {})``. Nothing is ever constructed from a
 tag: the config decoder maps the few it knows (delays, NAT mappers) and ignores or refuses
-the rest. :meth:`Config.to_dict` produces them too, and the YAML writer emits them in
-Redisson's verbatim form ``!<class.Name>``.
+the rest. [`Config.to_dict`][redisson_py.config.Config.to_dict] produces them too, and
+the YAML writer emits them in Redisson's verbatim form ``!<class.Name>``.
 """
 
 from __future__ import annotations

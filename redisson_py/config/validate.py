@@ -1,4 +1,5 @@
-"""Semantic checks of a whole config (see :meth:`Config.validate` for the list)."""
+"""Semantic checks of a whole config (see
+[`Config.validate`][redisson_py.config.Config.validate] for the list)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ _POOLS: dict[type[BaseConfig], tuple[tuple[str, str], ...]] = {
 
 
 def validate_config(config: Config) -> None:
-    """Raise :class:`ConfigError` at the first problem; see :meth:`Config.validate`."""
+    """Raise [`ConfigError`][redisson_py.errors.ConfigError] at the first problem; see
+    [`Config.validate`][redisson_py.config.Config.validate]."""
     origin = config._origin or Origin()
     _check_fields(config, (), origin)
     section = config.server_config  # raises when there is not exactly one section

@@ -1,8 +1,8 @@
 """Reading and writing Redisson's YAML, safely.
 
-Reading composes the document with :class:`yaml.SafeLoader` into nodes and converts them
+Reading composes the document with `yaml.SafeLoader` into nodes and converts them
 itself: standard scalars are typed by PyYAML's safe rules, Java class tags become inert
-:class:`TaggedValue` data, and every other tag (``!!python/object`` included) is refused.
+`TaggedValue` data, and every other tag (``!!python/object`` included) is refused.
 Nothing is ever constructed from a tag. ``${VAR}`` / ``${VAR:-default}`` are substituted
 in scalar values, then plain scalars are typed again (so ``${PORT}`` can become an int).
 Each mapping key and sequence item's line is recorded for error messages.
@@ -90,12 +90,13 @@ def _text(content: bytes, name: str) -> str:
 
 
 def load_yaml(source: Source, *, env: Mapping[str, str]) -> tuple[object, Origin]:
-    """Parse one YAML document into plain data and its :class:`Origin` (source, lines).
+    """Parse one YAML document into plain data and its `Origin` (source, lines).
 
-    Raises :class:`ConfigError` for bad syntax (with the line; the offending text is not
-    quoted, as it may hold a password), more than one document, an empty document, an
-    unsupported tag, or an unresolved ``${VAR}``; :class:`ConfigFileError` (also an
-    ``OSError``) when the file cannot be read.
+    Raises [`ConfigError`][redisson_py.errors.ConfigError] for bad syntax (with the
+    line; the offending text is not quoted, as it may hold a password), more than one
+    document, an empty document, an unsupported tag, or an unresolved ``${VAR}``;
+    [`ConfigFileError`][redisson_py.errors.ConfigFileError] (also an ``OSError``) when
+    the file cannot be read.
     """
     text, name = _read(source)
     nodes = _compose(text, name, single=True)
@@ -107,7 +108,7 @@ def load_yaml(source: Source, *, env: Mapping[str, str]) -> tuple[object, Origin
 
 
 def load_yaml_all(source: Source, *, env: Mapping[str, str]) -> list[tuple[object, Origin]]:
-    """Like :func:`load_yaml` for a stream of ``---``-separated documents (one per entry).
+    """Like `load_yaml` for a stream of ``---``-separated documents (one per entry).
 
     Lines stay those of the whole stream. Empty documents are skipped.
     """
@@ -143,8 +144,8 @@ def _check_depth(text: str, name: str) -> None:
 
 
 def _too_deep(name: str, mark: Any) -> NoReturn:
-    """Raise :class:`ConfigError` for nesting past ``_MAX_DEPTH`` at ``mark`` (a PyYAML
-    or libyaml mark, or None)."""
+    """Raise [`ConfigError`][redisson_py.errors.ConfigError] for nesting past
+    ``_MAX_DEPTH`` at ``mark`` (a PyYAML or libyaml mark, or None)."""
     line = mark.line + 1 if mark is not None else None
     where = f"{name}, line {line}" if line else name
     raise ConfigError(f"{where}: nested more than {_MAX_DEPTH} levels deep", line=line)
@@ -325,8 +326,9 @@ class _Converter:
 
 
 def dump_yaml(data: Mapping[str, Any]) -> str:
-    """Write ``data`` (as :meth:`Config.to_dict` makes it) the way Redisson does: block
-    style, double-quoted strings, tagged values as ``!<class> {flow: mapping}``."""
+    """Write ``data`` (as [`Config.to_dict`][redisson_py.config.Config.to_dict] makes
+    it) the way Redisson does: block style, double-quoted strings, tagged values as
+    ``!<class> {flow: mapping}``."""
     node = _node(data, flow=False)
     out = yaml.serialize(
         node, Dumper=yaml.SafeDumper, explicit_start=True, allow_unicode=True, width=1 << 16

@@ -1,24 +1,24 @@
 """The requests a lock algorithm makes of the outside world.
 
-Lock algorithms in :mod:`redisson_py.core` are generators: they yield one of the effects
-below, and the shell that drives them (threads in :mod:`redisson_py.sync`, tasks in
-:mod:`redisson_py.asyncio`) performs it and sends back the outcome, or throws the error
+Lock algorithms in `redisson_py.core` are generators: they yield one of the effects
+below, and the shell that drives them (threads in `redisson_py.sync`, tasks in
+`redisson_py.asyncio`) performs it and sends back the outcome, or throws the error
 into the generator. The algorithms therefore exist once, never touch a socket, and can be
 stepped through without Redis; the shells only know how to perform these few requests.
 
 Outcomes, per effect:
 
 ========================  ======================================================
-:class:`Call`             :class:`CallResult`; raises on connection errors, timeouts
+`Call`             `CallResult`; raises on connection errors, timeouts
                           and error replies
-:class:`Direct`           the tuple of replies; raises likewise
-:class:`Gather`           ``list[CallResult | Exception]``, one per call, in order;
+`Direct`           the tuple of replies; raises likewise
+`Gather`           ``list[CallResult | Exception]``, one per call, in order;
                           never raises for a call's failure
-:class:`Subscribe`        a :class:`Subscription`; raises if not confirmed in time
-:class:`Unsubscribe`      None
-:class:`WaitSignal`       True when a signal woke the waiter, False when
+`Subscribe`        a subscription handle; raises if not confirmed in time
+`Unsubscribe`      None
+`WaitSignal`       True when a signal woke the waiter, False when
                           ``timeout`` passed first
-:class:`Sleep`            None
+`Sleep`            None
 ========================  ======================================================
 """
 
@@ -42,7 +42,7 @@ def to_millis(seconds: float) -> int:
 @dataclass(frozen=True)
 class Script:
     """A Lua script and its SHA1, as Redis's script cache names it. The scripts
-    themselves live in :mod:`redisson_py.core.scripts`."""
+    themselves live in `redisson_py.core.scripts`."""
 
     name: str
     source: str
@@ -55,7 +55,7 @@ class Script:
 WakeRule = Literal["lock", "permits", "latch"]
 """What a channel's messages announce (Redisson's ``LockPubSub``, ``SemaphorePubSub``
 and ``CountDownLatchPubSub``): see
-:func:`~redisson_py.core.routing.subscriptions.wake_count`."""
+`wake_count`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +74,8 @@ class ScriptCommand:
 
 
 class Target(Protocol):
-    """What a :class:`Call`, :class:`Direct` or :class:`Subscribe` is aimed at: one
-    shell's connection manager (:mod:`redisson_py.asyncio.manager` and its generated
+    """What a `Call`, `Direct` or `Subscribe` is aimed at: one
+    shell's connection manager (`redisson_py.asyncio.manager` and its generated
     threaded twin). The flows read the first three members; the drivers call the
     others, which are coroutine functions in the asyncio shell (hence ``Any``)."""
 
@@ -91,7 +91,7 @@ class Target(Protocol):
         """The address of the node serving ``name`` now, for error messages."""
 
     def execute(self, effect: Call | Direct) -> Any:
-        """Run one call: a :class:`CallResult`, or the tuple of a :class:`Direct`'s replies."""
+        """Run one call: a `CallResult`, or the tuple of a `Direct`'s replies."""
 
     def start(self, effects: Sequence[Call | Direct]) -> Any:
         """Send ``effects`` now; the batch returned reads them in ``finish()``."""
@@ -125,7 +125,7 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
-    """Replies of a :class:`Call`, one per command, decoded by redis-py's parser.
+    """Replies of a `Call`, one per command, decoded by redis-py's parser.
 
     ``required`` is the number of replicas a ``WAIT`` asked for (0: none was sent) and
     ``synced`` how many acknowledged.
@@ -149,7 +149,7 @@ class Gather:
 class Subscribe:
     """Join the shared subscription to ``channel`` on the node that serves it.
     ``rule`` says how many of the channel's waiters one message wakes (see
-    :func:`redisson_py.core.routing.subscriptions.wake_count`)."""
+    `redisson_py.core.routing.subscriptions.wake_count`)."""
 
     target: Target
     channel: str
@@ -203,7 +203,7 @@ class Direct:
 
     For topology discovery and health checks. ``sentinel`` selects the connections to
     sentinels (their own credentials) rather than to data nodes. The outcome is the
-    tuple of replies; errors raise, as for :class:`Call`.
+    tuple of replies; errors raise, as for `Call`.
     """
 
     target: Target
@@ -217,7 +217,7 @@ Effect = Call | Direct | Gather | Subscribe | Unsubscribe | WaitSignal | Sleep |
 
 
 def by_target(calls: tuple[Call | Direct, ...]) -> list[tuple[Any, list[int]]]:
-    """Group the calls of a :class:`Gather` by their manager: (target, indexes) pairs,
+    """Group the calls of a `Gather` by their manager: (target, indexes) pairs,
     in first-seen order. Each manager sends its share on one connection per node."""
     groups: dict[int, tuple[Any, list[int]]] = {}
     for index, call in enumerate(calls):

@@ -1,5 +1,5 @@
 """What the sync and asyncio lock objects share: identity, argument checks, and the
-:class:`~redisson_py.core.flows.lock.LockRef` each operation runs on.
+`LockRef` each operation runs on.
 
 The shells subclass these and add only the public methods, each of which runs one flow
 with the current thread (sync) or task (asyncio) as the owner.
@@ -49,10 +49,10 @@ def check_lease(
     argument: str = "lease_time",
 ) -> float | None:
     """The one check of a lease (and of an extension, which is a new lease):
-    ``lease_time`` must be a finite number of seconds, at least :data:`MIN_LEASE` (1 ms),
+    ``lease_time`` must be a finite number of seconds, at least `MIN_LEASE` (1 ms),
     or None where None is allowed (``none`` says what no lease means; ``none=None``: not
-    allowed); else an :class:`~redisson_py.ArgumentError` naming the ``what`` (a lock, a
-    semaphore...) ``name`` and the ``argument``."""
+    allowed); else an [`ArgumentError`][redisson_py.errors.ArgumentError] naming the
+    ``what`` (a lock, a semaphore...) ``name`` and the ``argument``."""
     if lease_time is None and none is not None:
         return None
     if isinstance(lease_time, bool) or not isinstance(lease_time, int | float):
@@ -100,7 +100,8 @@ def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
 
 def check_name(name: object, what: str = "lock") -> str:
     """``name`` checked as the name of a lock (or other object: ``what``): a non-empty
-    string of encodable text; else :class:`~redisson_py.InvalidLockNameError`."""
+    string of encodable text; else
+    [`InvalidLockNameError`][redisson_py.errors.InvalidLockNameError]."""
     if not isinstance(name, str) or not name:
         raise InvalidLockNameError(f"a {what} name must be a non-empty string, not {name!r}")
     try:
@@ -123,11 +124,12 @@ def owner_of(name: str, owner_id: object) -> int:
 
 
 class LockHandle:
-    """Base of :class:`redisson_py.Lock` and :class:`redisson_py.asyncio.Lock` and of
-    every other lock kind's class in both shells."""
+    """Base of [`redisson_py.Lock`][redisson_py.Lock] and
+    [`redisson_py.asyncio.Lock`][redisson_py.asyncio.Lock] and of every other lock
+    kind's class in both shells."""
 
     kind: LockKind = REENTRANT
-    """The kind of lock: its data layout and scripts (see :mod:`redisson_py.core.flows.lock_kinds`)."""
+    """The kind of lock: its data layout and scripts (see `redisson_py.core.flows.lock_kinds`)."""
 
     def __init__(self, client: Any, name: str, *, on_lock_lost: LostCallback | None = None):
         check_name(name)
@@ -189,7 +191,7 @@ class LockHandle:
         self, owner_id: int | str, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
     ) -> Generator[Effect, Any, T]:
         """``flow(ref, *args)`` for this lock and owner, its errors made ours
-        (:func:`~redisson_py.core.flows.calls.guarded`)."""
+        (`guarded`)."""
         ref = self._ref(owner_id)
         return guarded(ref, flow(ref, *args))
 
@@ -307,9 +309,7 @@ M = TypeVar("M", bound=ManagerBase)
 
 class ClientHandle(Generic[L, M]):
     """What the sync and asyncio clients share: identity, settings, the lost-lock
-    callback and lock handles. ``lock_class`` is the shell's lock; ``M`` its manager."""
-
-    lock_class: type[L]
+    callback and lock handles. ``L`` is the shell's lock; ``M`` its manager."""
 
     def __init__(
         self,
@@ -338,14 +338,8 @@ class ClientHandle(Generic[L, M]):
     def on_lock_lost(self, callback: LostCallback | None) -> None:
         self._state.on_lock_lost = callback
 
-    @property
-    def connection_manager(self) -> M:
-        """The client's connection manager: its current view of the topology
-        (``view``), the mode, and the pools. For diagnostics; not a stable API."""
-        return self._manager
-
     def add_listener(self, listener: Callable[[LockEvent], object]) -> None:
-        """Call ``listener`` with a :class:`~redisson_py.events.LockEvent` for every
+        """Call ``listener`` with a [`LockEvent`][redisson_py.events.LockEvent] for every
         acquire, release, renewal, failed renewal and loss of this client's locks;
         synchronously where it happens (keep it cheap); its exceptions are logged."""
         events.add_listener(self._state, listener)
@@ -396,10 +390,9 @@ class ClientHandle(Generic[L, M]):
         )
 
     def get_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> L:
-        """The reentrant lock ``name`` (a Redis key of that name); raises
-        :class:`~redisson_py.ClientClosedError` after :meth:`shutdown`."""
-        self._check_open()
-        return self.lock_class(self, name, on_lock_lost=on_lock_lost)
+        """The shell's reentrant lock ``name`` (each shell client defines it, with its
+        own lock class as the return type its pages show)."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         kind = self._manager.mode.kind

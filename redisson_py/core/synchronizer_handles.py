@@ -1,9 +1,9 @@
 """What the sync and asyncio semaphores and latches share: identity, argument checks,
-and the :class:`~redisson_py.core.flows.synchronizers.ObjectRef` each operation runs on.
+and the `ObjectRef` each operation runs on.
 
-The shells subclass :class:`ObjectHandle` and add only the public methods, each of which
-runs one flow (:mod:`redisson_py.core.flows.semaphore`,
-:mod:`redisson_py.core.flows.permit_semaphore`, :mod:`redisson_py.core.flows.count_down_latch`).
+The shells subclass `ObjectHandle` and add only the public methods, each of which
+runs one flow (`redisson_py.core.flows.semaphore`,
+`redisson_py.core.flows.permit_semaphore`, `redisson_py.core.flows.count_down_latch`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def check_int(
     subject: str, argument: str, value: object, *, low: int = 0, high: int = MAX_PERMITS
 ) -> int:
     """``value`` checked as an int in ``low..high``: else
-    :class:`~redisson_py.ArgumentTypeError` (not an int; a bool is not one) or
-    :class:`~redisson_py.ArgumentError`, naming ``subject`` and ``argument``."""
+    [`ArgumentTypeError`][redisson_py.errors.ArgumentTypeError] (not an int; a bool is not one) or
+    [`ArgumentError`][redisson_py.errors.ArgumentError], naming ``subject`` and ``argument``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(f"{subject}: {argument} must be an int, not {value!r}")
     if not low <= value <= high:
@@ -43,7 +43,8 @@ def check_int(
 
 
 def check_permit_id(subject: str, permit_id: object) -> bytes:
-    """A permit id as :meth:`acquire` returned it (32 hex digits), as its 16 bytes."""
+    """A permit id as a permit semaphore's ``acquire`` returned it (32 hex digits), as
+    its 16 bytes."""
     if not isinstance(permit_id, str):
         raise ArgumentTypeError(
             f"{subject}: a permit id is a str of 32 hex digits, not {permit_id!r}"
@@ -74,8 +75,8 @@ class ObjectHandle:
         self, flow: Callable[..., Generator[Effect, Any, T]], *args: Any
     ) -> Generator[Effect, Any, T]:
         """``flow(ref, *args)`` for this object, its errors made ours
-        (:func:`~redisson_py.core.flows.calls.guarded`); raises
-        :class:`~redisson_py.ClientClosedError` after the client's shutdown."""
+        (`guarded`); raises
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError] after the client's shutdown."""
         if self._ref.state.closed:
             raise ClientClosedError(
                 f"{self._subject}: the client is shut down; create a new client"

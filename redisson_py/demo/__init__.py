@@ -2,7 +2,7 @@
 
 The counter is incremented without atomicity (GET, then SET), so only the lock keeps
 increments from being lost; the demo checks that none was, and measures how fast the
-lock passes from one worker to the next. See :func:`run_demo`.
+lock passes from one worker to the next. See `run_demo`.
 """
 
 from __future__ import annotations

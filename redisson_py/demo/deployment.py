@@ -27,8 +27,8 @@ class Deployment:
 def load_configs(path: Path) -> list[Config]:
     """The config documents of ``path`` (several: a RedLock over independent masters).
 
-    Raises :class:`DemoError` (one sentence) when the file cannot be read or holds no
-    config, :class:`~redisson_py.ConfigError` when a document is malformed.
+    Raises `DemoError` (one sentence) when the file cannot be read or holds no
+    config, [`ConfigError`][redisson_py.errors.ConfigError] when a document is malformed.
     """
     try:
         configs = Config.from_yaml_all(path)

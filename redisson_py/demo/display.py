@@ -44,7 +44,7 @@ def _bar(fraction: float, width: int) -> str:
 class Progress:
     """Shows snapshots on ``stream``: live on a terminal, a line a second otherwise.
 
-    Call :meth:`show` as often as convenient (it throttles itself) and :meth:`close` once,
+    Call `show` as often as convenient (it throttles itself) and `close` once,
     which leaves the last state on screen and the cursor visible.
     """
 

@@ -39,7 +39,7 @@ class DemoOptions:
         duration: str,
         think_ms: str,
     ) -> DemoOptions:
-        """Check the command line's raw values; raise :class:`DemoError` naming the first
+        """Check the command line's raw values; raise `DemoError` naming the first
         bad one and what would be accepted."""
         if topology is not None and config is not None:
             raise DemoError(

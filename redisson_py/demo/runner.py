@@ -1,7 +1,7 @@
 """Runs one demo: deployment, worker processes, live progress, summary, teardown.
 
 Everything the run starts (the topology, the workers, a scratch directory) is stopped or
-removed before :func:`run_demo` returns or raises, Ctrl-C included; against the user's
+removed before `run_demo` returns or raises, Ctrl-C included; against the user's
 own deployment (``--config``) it deletes the keys it wrote. The first Ctrl-C (or SIGTERM)
 asks the workers to stop after their current critical section and still ends with a
 summary of what ran; a second one stops everything at once.
@@ -195,7 +195,7 @@ def _delete_keys(client: Redisson, keys: DemoKeys) -> None:
 def run_demo(options: DemoOptions, out: TextIO, *, live: bool | None = None) -> DemoOutcome:
     """Run the demo ``options`` describe, showing progress on ``out``; return its outcome.
 
-    Raises :class:`DemoError` or another :class:`~redisson_py.RedissonError` (one
+    Raises `DemoError` or another [`RedissonError`][redisson_py.errors.RedissonError] (one
     sentence) when it cannot run: no ``redis-server`` to start, a config that cannot be
     read or reached, a worker that cannot start. A second Ctrl-C raises
     ``KeyboardInterrupt`` after the teardown.

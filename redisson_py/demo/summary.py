@@ -1,6 +1,6 @@
 """What the demo's workers report and what it concludes from them, with no I/O.
 
-Every worker records one :class:`Acquisition` per critical section: the counter value it
+Every worker records one `Acquisition` per critical section: the counter value it
 read (the number of increments before its own, so a sequence number), when it called
 ``lock()``, when ``lock()`` returned and when it called ``unlock()``, all on
 ``time.monotonic()`` (CLOCK_MONOTONIC, one clock for every process of a machine).

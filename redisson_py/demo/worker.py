@@ -4,7 +4,7 @@ It connects with the given Redisson YAML (several documents: a RedLock over thos
 masters), marks itself ready in the run's progress hash, blocks on the run's start list
 until the demo starts every worker at once, then loops until the deadline it was given:
 ``lock()``, read the counter, write it back plus one, ``unlock()``, recording the times
-of each step (see :mod:`redisson_py.demo.summary`). It reports its count to the progress
+of each step (see `redisson_py.demo.summary`). It reports its count to the progress
 hash a few times a second and writes its records as JSON to ``--results`` at the end.
 
 SIGINT or SIGTERM ends the loop after the current iteration (the lock is released, the

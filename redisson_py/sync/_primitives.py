@@ -1,7 +1,7 @@
 """What the threaded shell does differently from the asyncio one, all in one place.
 
-Every other module of :mod:`redisson_py.sync` is generated from the asyncio shell (see
-:mod:`redisson_py.asyncio._primitives` for the list of differences); this module gives
+Every other module of `redisson_py.sync` is generated from the asyncio shell (see
+`redisson_py.asyncio._primitives` for the list of differences); this module gives
 the same names their threaded meaning: daemon threads, ``threading`` events and
 condition variables, a real lock, socket timeouts, thread owners and fork hooks.
 """
@@ -34,7 +34,7 @@ RUNTIME = Runtime(
     clock=time.monotonic, wall_clock=time.time, new_mutex=threading.Lock, await_later=await_later
 )
 """What the core takes from this shell (see
-:class:`~redisson_py.core.state.client_state.Runtime`)."""
+`Runtime`)."""
 
 
 class Cancelled(BaseException):

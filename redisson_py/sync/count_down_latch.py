@@ -13,11 +13,13 @@ from redisson_py.sync.driver import run
 
 
 class CountDownLatch(ObjectHandle):
-    """A latch shared by every client: set a count once (:meth:`try_set_count`), count
-    it down from anywhere (:meth:`count_down`), and every waiter (:meth:`wait`) goes on
-    when it reaches zero. Redisson's ``RCountDownLatch`` layout: the count at the key
-    ``name`` (no key: zero), ``0`` announced on
-    ``redisson_countdownlatch__channel__{name}`` when the count reaches zero.
+    """A latch shared by every client: set a count once
+    ([`try_set_count`][redisson_py.CountDownLatch.try_set_count]), count it down
+    from anywhere ([`count_down`][redisson_py.CountDownLatch.count_down]), and
+    every waiter ([`wait`][redisson_py.CountDownLatch.wait]) goes on when it
+    reaches zero. Redisson's ``RCountDownLatch`` layout: the count at the key ``name``
+    (no key: zero), ``0`` announced on ``redisson_countdownlatch__channel__{name}`` when
+    the count reaches zero.
 
     Get one from the client's ``get_count_down_latch``.
     """

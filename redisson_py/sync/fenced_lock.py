@@ -17,12 +17,13 @@ class FencedLock(Lock):
     """A reentrant lock with a fencing token: the counter ``redisson_lock_token:{name}``,
     incremented by every first acquire (a reentrant one keeps the token), as Redisson's.
 
-    Pass the token (or the :meth:`fence`, token and owner) to the resource the lock
-    protects, and have the resource refuse a write whose token is smaller than one it
-    has seen, or equal to it from another owner (a failover can give two holders one
-    token): a holder that was paused past its lease and then writes is refused, which no
-    lock alone can promise. :class:`~redisson_py.FencedResource` does it for a
-    value in Redis. Everything of :class:`Lock` applies (watchdog, leases, waiting,
+    Pass the token (or the [`fence`][redisson_py.FencedLock.fence], token and
+    owner) to the resource the lock protects, and have the resource refuse a write whose
+    token is smaller than one it has seen, or equal to it from another owner (a failover
+    can give two holders one token): a holder that was paused past its lease and then
+    writes is refused, which no lock alone can promise.
+    [`FencedResource`][redisson_py.FencedResource] does it for a value in Redis.
+    Everything of [`Lock`][redisson_py.Lock] applies (watchdog, leases, waiting,
     replica sync).
     """
 
@@ -32,7 +33,7 @@ class FencedLock(Lock):
         """Block until this thread holds the lock; its token.
 
         Unlike Redisson's ``lockAndGetToken(leaseTime, unit)``, which ignores the
-        lease, ``lease_time`` is honoured as by :meth:`lock`.
+        lease, ``lease_time`` is honoured as by [`lock`][redisson_py.FencedLock.lock].
         """
         lease = check_lease(self.name, lease_time)
         flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, None, lease)
@@ -55,12 +56,13 @@ class FencedLock(Lock):
         return token
 
     def fence(self) -> Fence:
-        """This thread's :class:`~redisson_py.Fence`: the token of its hold and its owner
-        field, for a :class:`~redisson_py.FencedResource` (or your own resource)
+        """This thread's [`Fence`][redisson_py.Fence]: the token of its hold and its owner
+        field, for a [`FencedResource`][redisson_py.FencedResource] (or your own resource)
         to check. Its owner lets a resource tell apart two holders a failover gave one
         token: the first of them to write keeps it.
 
-        Raises :class:`~redisson_py.LockNotOwnedError` when this thread holds no hold.
+        Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this
+        thread holds no hold.
         """
         fence: Fence = run(self._flow(self._owner(), fenced_flows.fence))
         return fence

@@ -1,8 +1,8 @@
 # GENERATED from redisson_py/asyncio/lock_kinds.py by scripts/generate_sync.py: do not edit.
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
 """The reentrant lock's siblings (Redisson's ``RFairLock``, ``RSpinLock`` and their
-non-reentrant twins): the :class:`~redisson_py.Lock` API on other data layouts.
-What each kind does differently lives in :mod:`redisson_py.core.flows.lock_kinds`."""
+non-reentrant twins): the [`Lock`][redisson_py.Lock] API on other data layouts.
+What each kind does differently lives in `redisson_py.core.flows.lock_kinds`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class FairLock(Lock):
     queue at once. A holder that keeps the lock longer than a waiter's place lasts
     lets that waiter drop out and join again at the tail.
     Owners that call without waiting (``try_lock()``) never queue: they get the lock
-    only when it is free and nobody waits. Everything else is :class:`Lock`'s.
+    only when it is free and nobody waits. Everything else is [`Lock`][redisson_py.Lock]'s.
     """
 
     kind = FAIR
@@ -36,16 +36,16 @@ class FairLock(Lock):
 class NonReentrantLock(Lock):
     """A lock its holder cannot take twice (Redisson's ``getNonReentrantLock``, the
     reentrant lock's keys): a second ``lock()`` or ``try_lock()`` by the holder raises
-    :class:`~redisson_py.LockReentryError` at once, as Redisson raises
-    ``IllegalMonitorStateException``. Everything else is :class:`Lock`'s."""
+    [`LockReentryError`][redisson_py.errors.LockReentryError] at once, as Redisson raises
+    ``IllegalMonitorStateException``. Everything else is [`Lock`][redisson_py.Lock]'s."""
 
     kind = NON_REENTRANT
 
 
 class NonReentrantFairLock(FairLock):
-    """A :class:`FairLock` its holder cannot take twice (Redisson's
+    """A [`FairLock`][redisson_py.FairLock] its holder cannot take twice (Redisson's
     ``getNonReentrantFairLock``): the holder's second acquire raises
-    :class:`~redisson_py.LockReentryError` at once."""
+    [`LockReentryError`][redisson_py.errors.LockReentryError] at once."""
 
     kind = NON_REENTRANT_FAIR
 
@@ -56,7 +56,8 @@ class SpinLock(Lock):
     each of the back-off's delays (by default 1 ms doubling to 128 ms, with jitter). For
     deployments where unlock messages are the bottleneck (very large clusters), at the
     price of hand-off latency and polling traffic. ``backoff`` is an
-    :class:`~redisson_py.ExponentialBackOff` or :class:`~redisson_py.ConstantBackOff`."""
+    [`ExponentialBackOff`][redisson_py.ExponentialBackOff] or
+    [`ConstantBackOff`][redisson_py.ConstantBackOff]."""
 
     def __init__(
         self,

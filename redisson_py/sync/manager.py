@@ -2,13 +2,13 @@
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
 """The connection manager: routes each lock to its master and keeps knowing it.
 
-One manager per client. It keeps the current :class:`~redisson_py.core.routing.topology.TopologyView`
+One manager per client. It keeps the current `TopologyView`
 (refreshed by a scanner loop every scan interval, at once after a connection error, a
 MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
 connections (so a ``WAIT`` follows its write on the same connection, and calls to many
 masters are sent before any reply is read), and owns the pub/sub service. Routing,
 planning, batching and the re-send rules (NOSCRIPT, MOVED, ASK) are shared
-(:class:`~redisson_py.core.routing.manager_base.ManagerBase`, :func:`redisson_py.core.routing.wire.settle`).
+(`ManagerBase`, `redisson_py.core.routing.wire.settle`).
 
 Why not redis-py's ``RedisCluster``/``Sentinel`` clients for the lock commands: they pick
 a connection per command and retry on their own, so neither "WAIT on the connection that
@@ -184,11 +184,11 @@ class ConnectionManager(ManagerBase):
         probing: Group | None = None,
     ) -> Any:
         """Send ``commands`` on one connection of ``key``'s pool; return the connection
-        (:meth:`_receive` reads it later). With ``read``, read their replies too, under
-        the same round-trip timer (each timer of an event loop costs microseconds), give
+        (`_receive` reads it later). With ``read``, read their replies too, under
+        the same round-trip timer, give
         the connection back and return the replies. With ``probing``, ask the master for
         its attached replicas first, on the same connection, and send the group's
-        commands raised to them (:meth:`Group.raise_required`) instead of ``commands``."""
+        commands raised to them (`Group.raise_required`) instead of ``commands``."""
         address, timeout = key[0], key[1] or self.command_timeout
         pool, idle = self._slot(key)
         connection = self._idle_connection(idle)
@@ -238,7 +238,7 @@ class ConnectionManager(ManagerBase):
         return replies
 
     def _probed_roundtrip(self, planned: Planned) -> tuple[Planned, list[Any]]:
-        """:meth:`_roundtrip` after asking the master for its attached replicas; the call
+        """`_roundtrip` after asking the master for its attached replicas; the call
         as sent (its WAIT raised to them) and its replies."""
         group = Group.of(planned)
         key = self.pool_key(planned)
@@ -342,7 +342,7 @@ class ConnectionManager(ManagerBase):
 class _One:
     """One call sent now and read in ``finish()``: a Gather's only call to this manager
     (each member of a RedLock is on a client of its own), with none of the grouping of
-    :class:`_Batch`, whose outcomes it gives: the call's, or its exception."""
+    `_Batch`, whose outcomes it gives: the call's, or its exception."""
 
     __slots__ = ("connection", "count", "error", "key", "manager", "planned")
 

@@ -21,8 +21,8 @@ class MultiLock(GroupHandle, LockProtocol):
     ``wait_time`` is spent. Reentrant like its members; the owner is the current thread.
     Without a lease each member's client's watchdog renews it, and losing any member
     reports the MultiLock lost (``on_lock_lost``, one ERROR line, ``unlock()`` raising).
-    Also a context manager and a stand-in for :class:`threading.Lock` (see
-    :class:`~redisson_py.sync.lock.LockProtocol`).
+    Also a context manager and a stand-in for `threading.Lock` (see
+    `LockProtocol`).
     """
 
     def _protocol_name(self) -> str:
@@ -32,11 +32,13 @@ class MultiLock(GroupHandle, LockProtocol):
         return current_owner_id() if self.owner_id is None else self.owner_id
 
     def owned_by(self, owner_id: int) -> Self:
-        """This group acting for owner ``owner_id`` (a thread's :func:`current_owner_id`)
-        instead of the current thread, to hand a group hold from one thread to another
-        (Redisson's thread-id overloads of ``RedissonMultiLock``), with the risks of
-        :meth:`~redisson_py.Lock.owned_by`: the two threads are one owner to
-        every member, and an unlock through the wrong view releases someone else's hold."""
+        """This group acting for owner ``owner_id`` (a thread's
+        [`current_owner_id`][redisson_py.current_owner_id]) instead of the
+        current thread, to hand a group hold from one thread to another (Redisson's
+        thread-id overloads of ``RedissonMultiLock``), with the risks of
+        [`owned_by`][redisson_py.Lock.owned_by]: the two threads are one owner to
+        every member, and an unlock through the wrong view releases someone else's
+        hold."""
         view: Self = self._view(owner_of(self._group.label, owner_id))
         return view
 
@@ -47,8 +49,9 @@ class MultiLock(GroupHandle, LockProtocol):
     def try_lock(self, wait_time: float | None = 0.0, lease_time: float | None = None) -> bool:
         """Take every member within ``wait_time`` seconds (None: for ever); True if held.
 
-        Raises :class:`~redisson_py.LockUnavailableError` when members failed (down,
-        paused past the member timeout, refusing) rather than being held by others.
+        Raises [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when
+        members failed (down, paused past the member timeout, refusing) rather than
+        being held by others.
         """
         wait, lease = self._check(wait_time, lease_time)
         owner = self._owner()
@@ -60,8 +63,9 @@ class MultiLock(GroupHandle, LockProtocol):
         return acquired
 
     def unlock(self) -> None:
-        """Release one hold on every member; :class:`~redisson_py.LockNotOwnedError`
-        when this thread did not hold the group or it was lost."""
+        """Release one hold on every member;
+        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this thread did
+        not hold the group or it was lost."""
         owner = self._owner()
         flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
         run(multi_flows.guarded(self._group, flow))
@@ -73,8 +77,8 @@ class MultiLock(GroupHandle, LockProtocol):
     def is_locked(self) -> bool:
         """True when the group is held by anyone: every member locked (a MultiLock), a
         quorum of members locked (a RedLock); asked of every member at once. Raises
-        :class:`~redisson_py.LockUnavailableError` when members that did not answer
-        could have decided it."""
+        [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when members
+        that did not answer could have decided it."""
         flow = multi_flows.is_locked(self._group, self._refs(self._owner()))
         result: bool = run(multi_flows.guarded(self._group, flow))
         return result
@@ -82,8 +86,10 @@ class MultiLock(GroupHandle, LockProtocol):
     def force_unlock(self) -> bool:
         """Unlock every member whoever holds it; True if any member was locked. Owners
         that held the group find it gone at their ``unlock()``
-        (:class:`~redisson_py.LockNotOwnedError`); a member that fails is named in a
-        :class:`~redisson_py.LockUnavailableError`, the others are unlocked all the same."""
+        ([`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError]); a member that
+        fails is named in a
+        [`LockUnavailableError`][redisson_py.errors.LockUnavailableError], the others
+        are unlocked all the same."""
         flow = multi_flows.force_unlock(self._group, self._refs(self._owner()))
         result: bool = run(multi_flows.guarded(self._group, flow))
         return result

@@ -1,6 +1,6 @@
 # GENERATED from redisson_py/asyncio/pools.py by scripts/generate_sync.py: do not edit.
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
-"""redis-py connection pools per node (see :mod:`redisson_py.core.routing.pool_registry` for
+"""redis-py connection pools per node (see `redisson_py.core.routing.pool_registry` for
 how pools are keyed and why)."""
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 """Pub/sub: one connection and one reader loop per node, shared by the waiters.
 
 Waiters of one client share one subscription per channel
-(:class:`~redisson_py.core.routing.subscriptions.SubscriptionTable` keeps the count and the
+(`SubscriptionTable` keeps the count and the
 wake-up permits). Each node's connection has a reader loop that turns messages into
 permits. When that connection fails, or the manager's view moves a channel to another
 node (failover, slot migration), the channel is subscribed again where it now belongs
 and every waiter is woken to retry at once, without restarting the client. The client's
 watchdog is told when a node's connection drops and when it is back
-(:meth:`PubSubService.add_node_listener`): a restart may have taken its locks.
+(`PubSubService.add_node_listener`): a restart may have taken its locks.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def close_pubsub(pubsub: Any) -> None:
 
 
 def _notify(sub: ChannelSub, count: int) -> None:
-    """Wake ``count`` of ``sub``'s waiters (:data:`ALL`: every one)."""
+    """Wake ``count`` of ``sub``'s waiters (`ALL`: every one)."""
     if count == ALL:
         sub.waker.notify_all()
     for _ in range(count):
@@ -222,7 +222,7 @@ class PubSubService:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
         the node's confirmation, so a message published after this returns is seen.
         ``rule`` says how many waiters a message wakes (see
-        :func:`~redisson_py.core.routing.subscriptions.wake_count`)."""
+        `wake_count`)."""
         with self._lock:
             sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
             confirmed = None

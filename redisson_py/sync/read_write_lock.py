@@ -13,33 +13,36 @@ from redisson_py.sync.lock import Lock
 
 
 class ReadLock(Lock):
-    """The shared half of a :class:`ReadWriteLock`: any number of owners hold it at
-    once while nobody holds the write lock (and the write lock's holder may take it too).
+    """The shared half of a [`ReadWriteLock`][redisson_py.ReadWriteLock]: any
+    number of owners hold it at once while nobody holds the write lock (and the write
+    lock's holder may take it too).
 
     Each read hold has its own timeout key, renewed by the watchdog (or leased), so a
     dead reader's hold runs out on its own. ``is_locked()`` is True while anyone holds a
     read hold; ``force_unlock()`` frees the lock only when it is held for reading.
-    Everything else is :class:`Lock`'s: reentrant, leases, ``extend``, waiting.
+    Everything else is [`Lock`][redisson_py.Lock]'s: reentrant, leases, ``extend``, waiting.
     """
 
     kind = READ
 
 
 class WriteLock(Lock):
-    """The exclusive half of a :class:`ReadWriteLock`: one owner holds it while nobody
-    else holds either half. Its holder may also take the read lock; when it then
-    releases its last write hold the lock stays read-held by it, and other readers may
-    enter. ``is_locked()`` is True while it is write-held; ``force_unlock()`` frees the
-    lock only when it is write-held. Everything else is :class:`Lock`'s."""
+    """The exclusive half of a [`ReadWriteLock`][redisson_py.ReadWriteLock]: one
+    owner holds it while nobody else holds either half. Its holder may also take the
+    read lock; when it then releases its last write hold the lock stays read-held by it,
+    and other readers may enter. ``is_locked()`` is True while it is write-held;
+    ``force_unlock()`` frees the lock only when it is write-held. Everything else is
+    [`Lock`][redisson_py.Lock]'s."""
 
     kind = WRITE
 
 
 class ReadWriteLock:
-    """A pair of locks on one Redis hash: :meth:`read_lock` (shared) and
-    :meth:`write_lock` (exclusive). Like Redisson's, it does not favour writers: while
-    readers keep coming, a writer waits. Get one from the client's
-    ``get_read_write_lock``."""
+    """A pair of locks on one Redis hash:
+    [`read_lock`][redisson_py.ReadWriteLock.read_lock] (shared) and
+    [`write_lock`][redisson_py.ReadWriteLock.write_lock] (exclusive). Like
+    Redisson's, it does not favour writers: while readers keep coming, a writer waits.
+    Get one from the client's ``get_read_write_lock``."""
 
     def __init__(self, client: Any, name: str):
         self.name = check_name(name)

@@ -19,11 +19,13 @@ class Semaphore(ObjectHandle):
     the integer at the key ``name``, and releases are announced on ``redisson_sc:{name}``,
     as Redisson's ``RSemaphore`` keeps them, so Java and Python clients share it.
 
-    Set the number of permits once, with :meth:`try_set_permits` (or
-    :meth:`add_permits`): until then there are none, and an acquire waits. Permits
-    belong to nobody: any thread may release them, and a holder that dies keeps its
-    permits taken (a :class:`PermitExpirableSemaphore` gives them back). Every change is
-    counted once however often a lost reply makes it retry.
+    Set the number of permits once, with
+    [`try_set_permits`][redisson_py.Semaphore.try_set_permits] (or
+    [`add_permits`][redisson_py.Semaphore.add_permits]): until then there are
+    none, and an acquire waits. Permits belong to nobody: any thread may release them, and
+    a holder that dies keeps its permits taken (a
+    [`PermitExpirableSemaphore`][redisson_py.PermitExpirableSemaphore] gives
+    them back). Every change is counted once however often a lost reply makes it retry.
 
     Also a context manager that takes one permit and gives it back.
 
@@ -40,7 +42,8 @@ class Semaphore(ObjectHandle):
 
         Waits through failovers: connection errors and grants the replicas did not
         acknowledge are retried for as long as it waits, with a WARNING log line at the
-        first failure and every tenth after it. Use :meth:`try_acquire` for a deadline.
+        first failure and every tenth after it. Use
+        [`try_acquire`][redisson_py.Semaphore.try_acquire] for a deadline.
         """
         run(self._flow(semaphore_flows.try_acquire, self._permits(permits), None))
 
@@ -50,9 +53,11 @@ class Semaphore(ObjectHandle):
 
         Returns within ``wait_time`` plus one command timeout whatever the servers do. A
         waiter wakes when permits are announced (or every few seconds, in case a message
-        was lost). Raises :class:`~redisson_py.NoSyncedReplicasError` when the master
-        granted them but its replicas did not acknowledge in time until the deadline
-        (the grant is undone); a wait that ends without the permits leaves none taken.
+        was lost). Raises
+        [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] when the
+        master granted them but its replicas did not acknowledge in time until the
+        deadline (the grant is undone); a wait that ends without the permits leaves none
+        taken.
         """
         permits = self._permits(permits)
         wait = check_wait(self.name, wait_time, what=self.layout.label)
@@ -65,8 +70,8 @@ class Semaphore(ObjectHandle):
         run(self._flow(semaphore_flows.release, self._permits(permits)))
 
     def release_if_exists(self, permits: int = 1) -> bool:
-        """:meth:`release`, only while the semaphore exists (so that one deleted stays
-        deleted); True when released."""
+        """[`release`][redisson_py.Semaphore.release], only while the semaphore
+        exists (so that one deleted stays deleted); True when released."""
         flow = self._flow(semaphore_flows.release, self._permits(permits), True)
         released: bool = run(flow)
         return released

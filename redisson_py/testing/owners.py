@@ -82,7 +82,7 @@ class Owner:
     def start_timed(
         self, function: Callable[..., Any], *args: Any, **kwargs: Any
     ) -> concurrent.futures.Future[tuple[Any, float]]:
-        """Like :meth:`start`; the future's result is ``(result, finished_at)``, the
+        """Like `start`; the future's result is ``(result, finished_at)``, the
         ``time.monotonic()`` at which the owner itself saw the call return (free of
         the delay of handing the result back to the test)."""
         if self._executor is not None:
@@ -171,7 +171,7 @@ class Flavor:
         return RedLock if self.name == "sync" else aio.RedLock
 
     def create_client(self, config: Any, **kwargs: Any) -> Any:
-        """A client of this flavor for ``config``, shut down by :meth:`close`."""
+        """A client of this flavor for ``config``, shut down by `close`."""
         client = self.run(self.redisson.create(config, **kwargs))
         self._clients.append(client)
         return client

@@ -25,7 +25,7 @@ Fixtures:
 ``partitions_supported`` (session)
     skips the tests that use it, with the reason, where ``network="namespace"`` cannot
     run (not root, no iptables, Redis older than 7.0...); see
-    :func:`redisson_py.testing.network.partition_support`.
+    [`redisson_py.testing.network.partition_support`][redisson_py.testing.partition_support].
 
 This module imports nothing heavy at import time: the harness is imported on first use of
 a fixture, so the plugin costs nothing to test runs that use none.

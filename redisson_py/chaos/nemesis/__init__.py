@@ -4,16 +4,16 @@ journals for what must never happen.
 
 ``redisson-py chaos nemesis --topology sentinel|cluster|redlock --duration S --seed N
 [--mode sync-on|sync-off|redlock] [--schedule network|process] [--workers K]`` runs one
-(:func:`run_nemesis`); its modules:
+(`run_nemesis`); its modules:
 
-- :mod:`.schedule`: the faults, drawn from the seed (pure);
-- :mod:`.worker`: a worker process, journaling every operation;
-- :mod:`.oracle`: the redis-server of the fenced resources, which no fault touches;
-- :mod:`.faults`: striking and healing faults on the live topology;
-- :mod:`.journal`: the journals' records;
-- :mod:`.checker`: overlapping holds, stale writes, time without a holder (pure);
-- :mod:`.report`: the table row, the JSON, the verdict;
-- :mod:`.runner`: one run, start to verdict.
+- `schedule`: the faults, drawn from the seed (pure);
+- `worker`: a worker process, journaling every operation;
+- `oracle`: the redis-server of the fenced resources, which no fault touches;
+- `faults`: striking and healing faults on the live topology;
+- `journal`: the journals' records;
+- `checker`: overlapping holds, stale writes, time without a holder (pure);
+- `report`: the table row, the JSON, the verdict;
+- `runner`: one run, start to verdict.
 """
 
 from __future__ import annotations

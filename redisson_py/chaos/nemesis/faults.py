@@ -1,6 +1,6 @@
 """Striking and healing the faults of a schedule on a live topology.
 
-:class:`Nemesis` turns a planned :class:`~redisson_py.chaos.nemesis.schedule.Fault` into
+`Nemesis` turns a planned `Fault` into
 what the harness does (``topology.partition``, ``node.pause``, ``node.kill``, SIGSTOP
 to a worker, a libfaketime clock jump), journals what it struck (roles resolved to node
 names at that moment), and undoes it when the fault's time is up. It never cuts the
@@ -183,7 +183,7 @@ class Nemesis:
     def _pause_worker(self, fault: Fault) -> Struck:
         """Stop the worker on ``fault.target`` (SIGSTOP) while it holds a lock: its
         journal, read again once it is stopped, must say so (else it is let go and
-        watched again), for at most :data:`HOLD_WAIT` seconds."""
+        watched again), for at most `HOLD_WAIT` seconds."""
         host = fault.target
         process, journal = self.workers[host], self.journals[host]
         deadline = time.monotonic() + HOLD_WAIT
@@ -222,7 +222,7 @@ class Nemesis:
         self.journal.record("fault-end", fault=struck.fault.index, kind=struck.fault.kind)
 
     def recover(self) -> None:
-        """Wait until the topology serves again (bounded; see :func:`serving`); journal
+        """Wait until the topology serves again (bounded; see `serving`); journal
         how long it took."""
         started = time.monotonic()
         try:
@@ -255,7 +255,7 @@ class Nemesis:
 
 
 def serving(topology: Topology) -> None:
-    """Raise :class:`NotYet` until ``topology`` serves again after a fault: sentinel:
+    """Raise `NotYet` until ``topology`` serves again after a fault: sentinel:
     one master, every running replica linked to it, every running sentinel naming it
     (their cached view of the replicas may lag up to 10 s: not waited for, the library
     copes with it); cluster: ready as the harness means it (every slot served, one slot

@@ -79,8 +79,9 @@ class Oracle:
 
 def start_oracle(topology: Topology, directory: Path) -> Oracle:
     """Start the oracle in ``topology``'s namespace (see the module docstring); its log
-    and working files go to ``directory``. Raises :class:`TopologyError` if it does not
-    answer within 10 s."""
+    and working files go to ``directory``. Raises
+    [`TopologyError`][redisson_py.testing.TopologyError] if it does not answer within 10
+    s."""
     binary = getattr(topology.backend_impl, "binary", None)
     if binary is None:
         raise TopologyError("the nemesis's oracle needs the process backend's redis-server.")

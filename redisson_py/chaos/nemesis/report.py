@@ -211,7 +211,7 @@ def _hold(hold: Hold) -> dict[str, Any]:
 
 
 def markdown_table(reports: Sequence[RunReport]) -> str:
-    """One row per run under :data:`HEADER`."""
+    """One row per run under `HEADER`."""
     rows = [HEADER, ["---"] * len(HEADER), *(r.row() for r in reports)]
     return "\n".join("| " + " | ".join(row) + " |" for row in rows)
 

@@ -1,17 +1,17 @@
-"""One nemesis run, start to verdict: :func:`run_nemesis`.
+"""One nemesis run, start to verdict: `run_nemesis`.
 
 1. The topology starts in a network namespace of its own (process backend,
    ``network="namespace"``); for the ``process`` schedule every data node runs on a fake
    clock (libfaketime) the nemesis can jump.
-2. The oracle starts on a client host of its own (:mod:`.oracle`), then the workers
-   (:mod:`.worker`), each a process on its own client host: a fenced lock (sync on or
+2. The oracle starts on a client host of its own (`oracle`), then the workers
+   (`worker`), each a process on its own client host: a fenced lock (sync on or
    off) or a RedLock over the five masters, watchdog timeout 3 s, replica sync timeout
    0.5 s, command timeout 1 s, so faults play out within seconds.
-3. The schedule (:mod:`.schedule`, from the seed) is played: each fault struck, held for
+3. The schedule (`schedule`, from the seed) is played: each fault struck, held for
    its duration, healed, then the topology given time to recover (bounded) before the
    next. Faults that could no longer end inside the run are skipped.
 4. Everything is healed, the workers are told to stop (each finishes its round), and the
-   journals are checked (:mod:`.checker`) and summed up (:mod:`.report`).
+   journals are checked (`checker`) and summed up (`report`).
 
 Everything the run wrote stays in its directory: the client configs, one journal per
 worker and the nemesis's own (``journal/``), the workers' logs, ``report.json`` and
@@ -133,8 +133,9 @@ def run_nemesis(options: NemesisOptions, progress: Progress = lambda line: None)
     """Run once (see the module docstring); the report, also written as
     ``report.json`` and ``report.md`` in the run's directory.
 
-    Raises ``ValueError`` for bad options, :class:`NemesisUnavailableError` where it
-    cannot run, :class:`TopologyError` when the topology or a worker fails to start.
+    Raises ``ValueError`` for bad options, `NemesisUnavailableError` where it
+    cannot run, [`TopologyError`][redisson_py.testing.TopologyError] when the topology
+    or a worker fails to start.
     """
     options.check()
     reason = unavailable_reason(options)

@@ -1,7 +1,7 @@
 """The nemesis's schedule: which faults, on what, when and for how long, drawn from one
 seed (Jepsen's method: random faults, a reproducible history). Pure: no I/O, no clock.
 
-The same seed, schedule, cast and duration always give the same :class:`Schedule`: fault
+The same seed, schedule, cast and duration always give the same `Schedule`: fault
 kinds, targets, start offsets, durations and clock jumps. What a target means at the
 moment the fault starts can still vary from run to run, because the topology's own
 timing does (which node a failover promoted): a target is a node or client host by name,
@@ -187,8 +187,8 @@ class Schedule:
 def make_schedule(seed: int, schedule: str, cast: Cast, duration: float) -> Schedule:
     """The faults of a run of ``duration`` seconds, drawn from ``random.Random(seed)``.
 
-    Faults start after :data:`WARMUP`, follow one another with :data:`QUIET` between
-    them, and end :data:`TAIL` before the run does (a short run may have none). Raises
+    Faults start after `WARMUP`, follow one another with `QUIET` between
+    them, and end `TAIL` before the run does (a short run may have none). Raises
     ``ValueError`` for an unknown schedule.
     """
     if schedule not in SCHEDULES:

@@ -6,8 +6,8 @@ the run's shared locks in a loop and journals everything it does.
 with ``topology.network.popen``, so its connections leave from its host's address).
 
 Each round: pick a lock (random, from the seed and ``I``), acquire it within
-:data:`ACQUIRE_WAIT` seconds, hold it for a random while (with the watchdog: no lease),
-writing the lock's fenced resource on the oracle server every :data:`WRITE_INTERVAL`
+`ACQUIRE_WAIT` seconds, hold it for a random while (with the watchdog: no lease),
+writing the lock's fenced resource on the oracle server every `WRITE_INTERVAL`
 seconds with the hold's fence, then release it. A worker stops writing as soon as
 ``on_lock_lost`` tells it the hold is lost (a write already sent goes on), and then
 releases, which raises ``LockNotOwnedError`` as promised. It writes once more after
@@ -119,7 +119,7 @@ class Worker:
 
     def _write_time(self) -> float | None:
         """Now, as a write's start, or None when the hold was told lost. Read under the
-        guard :meth:`_told` times its record under, so a write journaled as started
+        guard `_told` times its record under, so a write journaled as started
         before the told record was checked before it, never after."""
         with self._guard:
             return None if self._current.told else time.monotonic()

@@ -1,13 +1,14 @@
 """The value kinds of config settings: how each reads from YAML, writes back, and checks.
 
 This package holds every kind: the plain ones here, the kinds of Java-tagged objects
-(delays, NAT mappers) in :mod:`redisson_py.config.kinds.tagged`.
+(delays, NAT mappers) in `redisson_py.config.kinds.tagged`.
 
-A setting is a dataclass field whose metadata holds a :class:`Kind`. The kind converts
+A setting is a dataclass field whose metadata holds a `Kind`. The kind converts
 between Redisson's YAML value (milliseconds, ISO durations, tagged objects, ``file:`` URLs)
-and the Python attribute (seconds, :class:`DelayStrategy`, a path), coerces assignments
-(a ``str`` password becomes a :class:`Secret`), and checks a Python value for validation.
-Messages raised here never contain the value of a secret setting.
+and the Python attribute (seconds, `DelayStrategy`, a path), coerces assignments
+(a ``str`` password becomes a [`Secret`][redisson_py.config.Secret]), and checks a
+Python value for validation. Messages raised here never contain the value of a secret
+setting.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class Kind(ABC):
 
     @abstractmethod
     def decode(self, raw: object) -> object:
-        """YAML/dict value -> Python value. Raises :class:`Invalid` on a wrong type."""
+        """YAML/dict value -> Python value. Raises `Invalid` on a wrong type."""
 
     def encode(self, value: object) -> object:
         """Python value -> YAML/dict value; ``None`` means the key is left out."""
@@ -93,7 +94,7 @@ class Kind(ABC):
 
     @abstractmethod
     def check(self, value: object) -> None:
-        """Validate a Python value. Raises :class:`Invalid`."""
+        """Validate a Python value. Raises `Invalid`."""
 
     def _null(self, raw: object) -> bool:
         if raw is None:
@@ -107,11 +108,11 @@ class Millis(Kind):
     """A time: seconds (float) in Python, milliseconds in YAML.
 
     Range: 0 (or, with ``positive``, ``minimum``: 1 ms unless given) up to ``maximum``
-    (1 day unless given); anything else is refused by :meth:`check`.
+    (1 day unless given); anything else is refused by `check`.
     ``minus_one_is_none`` maps Redisson's ``-1`` ("disabled") to ``None``.
     ``plausible`` is the span outside which a value is more likely a unit slip than
     meant (YAML ``timeout: 30`` is 30 ms, Python ``timeout=3000`` is 50 minutes); such a
-    value is accepted with a :class:`~redisson_py.config.ConfigUnitWarning`.
+    value is accepted with a `ConfigUnitWarning`.
     """
 
     def __init__(
@@ -260,7 +261,7 @@ class Str(Kind):
 
 
 class SecretKind(Kind):
-    """A password: a :class:`Secret` in Python, plain text in YAML."""
+    """A password: a [`Secret`][redisson_py.config.Secret] in Python, plain text in YAML."""
 
     textual = True
 
@@ -286,7 +287,7 @@ class SecretKind(Kind):
 
 
 class EnumKind(Kind):
-    """One of a :class:`StrEnum`'s names; case-insensitive on input."""
+    """One of a `StrEnum`'s names; case-insensitive on input."""
 
     def __init__(self, enum: type[StrEnum]) -> None:
         self.enum = enum

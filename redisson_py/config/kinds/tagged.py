@@ -2,7 +2,7 @@
 
 ``retryDelay: !<org.redisson.config.EqualJitterDelay> {baseDelay: PT1S, maxDelay: PT2S}``
 and ``natMapper: !<org.redisson.config.HostPortNatMapper> {hostsPortMap: {...}}`` arrive
-as inert :class:`TaggedValue` data; these kinds map the known classes to Python values and
+as inert `TaggedValue` data; these kinds map the known classes to Python values and
 refuse the others (a custom Java class cannot be honoured, and silently ignoring a NAT map
 or a retry policy would change behaviour).
 """
@@ -68,7 +68,7 @@ def _java_name(raw: TaggedValue) -> str:
 
 
 class DelayKind(Kind):
-    """A :class:`DelayStrategy`; YAML ``!<org.redisson.config.EqualJitterDelay> {...}``."""
+    """A `DelayStrategy`; YAML ``!<org.redisson.config.EqualJitterDelay> {...}``."""
 
     def decode(self, raw: object) -> object:
         self._null(raw)
@@ -144,7 +144,7 @@ def host_port_map(raw: object, subpath: tuple[str, ...] = ()) -> HostPortNatMapp
 
 
 class NatKind(Kind):
-    """A :class:`NatMapper` or ``None`` (addresses used as announced)."""
+    """A `NatMapper` or ``None`` (addresses used as announced)."""
 
     nullable = True
 

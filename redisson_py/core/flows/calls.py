@@ -1,17 +1,17 @@
 """How every flow calls Redis: retries, deadlines, undoing, errors, naps.
 
-The lock, semaphore, latch and fenced-resource flows all act on a :class:`Subject` (a
+The lock, semaphore, latch and fenced-resource flows all act on a `Subject` (a
 lock's ref or a semaphore's or latch's ref) and make their calls through these helpers,
 so retry rules, deadlines and error wrapping are the same for every object:
 
-- :func:`call_with_retry` retries connection errors and transient refusals, up to a
-  deadline; :func:`read` is one read-only command through it;
-- :func:`outlast_failures` keeps a waiter waiting through what a failover looks like;
-- :func:`undo_in_background` and :func:`undo_unsynced` take back what may have been
-  applied; :func:`unsynced_extension` judges an extension too few replicas acknowledged;
-- :func:`guarded` and :func:`reply_error` turn what leaves a flow into a
-  :class:`~redisson_py.RedissonError` naming the object and its node;
-- :func:`nap` is a waiter's sleep.
+- `call_with_retry` retries connection errors and transient refusals, up to a
+  deadline; `read` is one read-only command through it;
+- `outlast_failures` keeps a waiter waiting through what a failover looks like;
+- `undo_in_background` and `undo_unsynced` take back what may have been
+  applied; `unsynced_extension` judges an extension too few replicas acknowledged;
+- `guarded` and `reply_error` turn what leaves a flow into a
+  [`RedissonError`][redisson_py.errors.RedissonError] naming the object and its node;
+- `nap` is a waiter's sleep.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ RETRYABLE: tuple[type[BaseException], ...] = (
 """Errors after which a command is retried: connection errors, timeouts, and a node's
 transient refusals (NOREPLICAS, READONLY, BUSY...; LOADING comes as redis-py's
 ``BusyLoadingError``, a ConnectionError), which leave nothing applied: see
-:mod:`redisson_py.core.routing.refusals`."""
+`redisson_py.core.routing.refusals`."""
 
 WAIT_THROUGH: tuple[type[BaseException], ...] = (NoSyncedReplicasError, *RETRYABLE)
 """Errors a waiting acquire outlasts while its wait time lasts (what a failover raises,
@@ -66,10 +66,10 @@ POLL_WITHOUT_SUBSCRIPTION = 0.5
 
 
 class Subject(Protocol):
-    """What the shared helpers below (:func:`call_with_retry`, :func:`undo_in_background`,
-    :func:`undo_unsynced`, :func:`outlast_failures`, :func:`guarded`, :func:`read`) need
-    of the object they act on: a lock's :class:`~redisson_py.core.flows.lock_kinds.LockRef`, or a semaphore's or latch's
-    ref (:class:`redisson_py.core.flows.synchronizers.ObjectRef`)."""
+    """What the shared helpers below (`call_with_retry`, `undo_in_background`,
+    `undo_unsynced`, `outlast_failures`, `guarded`, `read`) need
+    of the object they act on: a lock's `LockRef`, or a semaphore's or latch's
+    ref (`redisson_py.core.flows.synchronizers.ObjectRef`)."""
 
     @property
     def name(self) -> str:
@@ -99,7 +99,7 @@ def call_with_retry(
     ``unanswered`` is how many earlier attempts went unanswered (0 first): a connection
     error or a timeout leaves an attempt's outcome unknown (the server may still run
     it), a refusal does not (nothing was applied; see
-    :mod:`redisson_py.core.routing.refusals`). Retries follow the config's retry attempts and
+    `redisson_py.core.routing.refusals`). Retries follow the config's retry attempts and
     delay, and stop at ``deadline`` (monotonic seconds; None: no deadline): no retry
     starts after it and no pause runs past it, so a call ends at most one command
     timeout after the deadline. The manager re-resolves the master between tries, so a
@@ -132,9 +132,9 @@ def call_with_retry(
 
 def reply_error(ref: Subject, error: BaseException) -> RedissonError:
     """The error to raise for an error reply to a lock's command: a
-    :class:`~redisson_py.ServerRefusedError` for a refusal, else one naming the lock, the
-    node and Redis's text, with a hint for WRONGTYPE (see
-    :func:`~redisson_py.core.routing.failures.as_redisson_error`)."""
+    [`ServerRefusedError`][redisson_py.errors.ServerRefusedError] for a refusal, else
+    one naming the lock, the node and Redis's text, with a hint for WRONGTYPE (see
+    `as_redisson_error`)."""
     return failures.as_redisson_error(error, ref.subject, lock_name=ref.name, node=node_of(ref))
 
 
@@ -188,7 +188,7 @@ def undo_unsynced(
 ) -> Generator[Effect, Any, NoSyncedReplicasError]:
     """A grant too few replicas acknowledged (``result``): take it back with ``undo``
     now (the node just answered), or in the background (for ``window`` seconds; see
-    :func:`undo_in_background`) if it stopped answering meanwhile; the error to raise
+    `undo_in_background`) if it stopped answering meanwhile; the error to raise
     for it. A cancellation during the undo propagates: the caller's own clean-up undoes
     it then."""
     try:
@@ -236,7 +236,7 @@ def outlast_failures(
     ref: Subject, once: Callable[[], Generator[Effect, Any, T]], deadline: float | None
 ) -> Generator[Effect, Any, T]:
     """``once()``'s outcome, for a waiter: what a failover looks like from here
-    (:data:`WAIT_THROUGH`: unsynced grants, connection errors past the per-command
+    (`WAIT_THROUGH`: unsynced grants, connection errors past the per-command
     retries) is waited through while the wait lasts, each failure followed by the
     config's retry delay cut to ``deadline`` (monotonic seconds; None: for ever, with a
     WARNING at the 1st, 11th, 21st... failure). At the deadline the last such error is
@@ -274,9 +274,10 @@ def nap(subscription: Any, pause: float, left: float | None) -> Sleep | WaitSign
 
 
 def guarded(ref: Subject, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
-    """Run ``flow``; an error leaving it that is not a :class:`RedissonError` leaves as
-    one (see :mod:`redisson_py.core.routing.failures`), naming the lock (or semaphore, latch)
-    and its node. The shells run every public operation through this."""
+    """Run ``flow``; an error leaving it that is not a
+    [`RedissonError`][redisson_py.errors.RedissonError] leaves as one (see
+    `redisson_py.core.routing.failures`), naming the lock (or semaphore, latch) and its
+    node. The shells run every public operation through this."""
     try:
         return (yield from flow)
     except RedissonError:

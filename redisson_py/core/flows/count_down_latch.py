@@ -1,9 +1,9 @@
 """The count-down latch's flows (Redisson's ``RCountDownLatch``), for both shells.
 
 The count lives at the key ``name`` (no key: 0, open); ``0`` on the latch's channel
-announces that it reached zero (see :mod:`redisson_py.core.scripts.latch`). A waiter
+announces that it reached zero (see `redisson_py.core.scripts.latch`). A waiter
 checks the count, subscribes, checks again, then sleeps until ``0`` is announced or
-:data:`~redisson_py.core.flows.waiting.RECHECK` passes, so a lost message, or a latch deleted
+`RECHECK` passes, so a lost message, or a latch deleted
 (which Redisson announces with ``1``, waking nobody), costs that long at most.
 """
 
@@ -30,7 +30,7 @@ def channel_name(name: str, by_slot: bool) -> str:
     In a cluster that channel must share the latch's hash slot (a script publishes on
     it, and sharded pub/sub places it by slot); for a name holding braces it may not
     (``a{b}c``: Redisson's channel hashes ``a{b``, the key ``b``). There, and only there,
-    the channel is the prefix and :func:`redisson_py.core.routing.naming.key_prefix` of the name
+    the channel is the prefix and `redisson_py.core.routing.naming.key_prefix` of the name
     instead (``redisson_countdownlatch__channel__a{b}c``), which does.
     """
     redisson = f"{scripts.CHANNEL_PREFIX}{{{name}}}"

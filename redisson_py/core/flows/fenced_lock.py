@@ -1,9 +1,9 @@
 """The fenced lock's own flows: an acquire that returns its token, reading the token,
-and the current holder's :class:`~redisson_py.core.flows.fenced_resource.Fence` (token and owner).
+and the current holder's [`Fence`][redisson_py.Fence] (token and owner).
 
-The acquire is the reentrant lock's (:func:`redisson_py.core.flows.lock.try_lock`: the
+The acquire is the reentrant lock's (`redisson_py.core.flows.lock.try_lock`: the
 same waiting, deadlines, replica sync and undo); the lock's kind
-(:data:`~redisson_py.core.flows.lock_kinds.FENCED`) makes it run the fenced script, whose grant
+(`FENCED`) makes it run the fenced script, whose grant
 carries the token.
 """
 
@@ -25,7 +25,7 @@ from redisson_py.errors import LockNotOwnedError
 def try_lock_and_get_token(
     ref: LockRef, wait: float | None, lease: float | None
 ) -> Generator[Effect, Any, int | None]:
-    """Acquire as :func:`~redisson_py.core.flows.lock.try_lock`; the token of the hold
+    """Acquire as `try_lock`; the token of the hold
     taken, or None when the lock was not had within ``wait``."""
     grants: list[AcquireReply] = []
     ref = dataclasses.replace(ref, on_grant=grants.append)
@@ -43,8 +43,9 @@ def get_token(ref: LockRef) -> Generator[Effect, Any, int | None]:
 
 def fence(ref: LockRef) -> Generator[Effect, Any, Fence]:
     """The owner's fence: the token of its hold and its owner field, read in one script
-    so the token is the hold's own. Raises :class:`~redisson_py.LockNotOwnedError` when
-    the owner holds no hold (never taken, released, expired, or lost in a failover)."""
+    so the token is the hold's own. Raises
+    [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner holds no
+    hold (never taken, released, expired, or lost in a failover)."""
     command = ScriptCommand(FENCE_OF_HOLDER, (ref.name, ref.aux[0]), (ref.owner,))
     reply = yield from calls.read(ref, command)
     if int(reply[0]) == 0:

@@ -2,7 +2,7 @@
 at least as large as every token it accepted before (Kleppmann's fencing, which a lock
 alone cannot give), written once for both shells as flows of effects.
 
-The rule, applied atomically by :data:`~redisson_py.core.scripts.fenced_resource.FENCED_WRITE` on
+The rule, applied atomically by `FENCED_WRITE` on
 the node that holds the resource:
 
 - a token larger than the highest one accepted is accepted, and becomes the highest, with
@@ -11,12 +11,14 @@ the node that holds the resource:
   token keeps it): a failover of the lock's deployment can hand one token to two holders
   (the grant and its token increment lost with the old master, the new master counts the
   same token again), and their writes must not interleave;
-- anything else is refused, and changes nothing: :class:`~redisson_py.StaleTokenError`.
+- anything else is refused, and changes nothing:
+  [`StaleTokenError`][redisson_py.errors.StaleTokenError].
 
-The writer of a write is the lock owner a :class:`Fence` names (``FencedLock.fence()``),
-or, for a bare ``int`` token, the calling thread or task of the resource's client. A
-write is one request with its own id: retried after a lost reply, it finds its latch and
-is neither applied twice nor reported refused because a newer write came in between.
+The writer of a write is the lock owner a [`Fence`][redisson_py.Fence] names
+(``FencedLock.fence()``), or, for a bare ``int`` token, the calling thread or task of
+the resource's client. A write is one request with its own id: retried after a lost
+reply, it finds its latch and is neither applied twice nor reported refused because a
+newer write came in between.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class ResourceRef:
     """One fenced resource as one writer sees it: its keys and where they live.
 
     ``writer`` is the owner field a bare ``int`` token is written under (the calling
-    thread's or task's, on the resource's client); a :class:`Fence` brings its own.
+    thread's or task's, on the resource's client); a [`Fence`][redisson_py.Fence] brings its own.
     """
 
     name: str
@@ -88,7 +90,7 @@ class ResourceRef:
 
 
 def check_token(name: str, token: object) -> int:
-    """``token`` (an ``int`` or a :class:`Fence`'s) checked: 1 .. :data:`MAX_TOKEN`."""
+    """``token`` (an ``int`` or a [`Fence`][redisson_py.Fence]'s) checked: 1 .. `MAX_TOKEN`."""
     value = token.token if isinstance(token, Fence) else token
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(
@@ -133,7 +135,7 @@ def write(
 ) -> Generator[Effect, Any, None]:
     """Apply ``operation`` (``set``, ``hset`` or ``del`` with its ``arguments``) to the
     resource if ``token`` is accepted (see the module docstring); else raise
-    :class:`~redisson_py.StaleTokenError` and change nothing.
+    [`StaleTokenError`][redisson_py.errors.StaleTokenError] and change nothing.
 
     Connection errors are retried as the config says, every attempt with this write's
     request id: an attempt the server already applied is found by its latch and counted

@@ -1,14 +1,15 @@
 """Acquiring permits, for both semaphores: one request id per call, replica sync, undo.
 
-A call to ``acquire()``/``try_acquire()`` is one :class:`PermitRequest`, whose id all its
+A call to ``acquire()``/``try_acquire()`` is one `PermitRequest`, whose id all its
 attempts carry: the server records a grant under it
-(:mod:`redisson_py.core.scripts.requests`), so an attempt retried after a lost reply,
+(`redisson_py.core.scripts.requests`), so an attempt retried after a lost reply,
 or run late by the server, takes nothing twice. A grant that too few replicas
-acknowledged is given back at once (:func:`~redisson_py.core.flows.lock.undo_unsynced`)
+acknowledged is given back at once (`undo_unsynced`)
 and the wait goes on with a new request; at the deadline
-:class:`~redisson_py.NoSyncedReplicasError` is raised. A wait that ends without handing
-the permits to the caller (deadline, error, cancellation) after an attempt that went
-unanswered, or after a grant, gives them back in the background, by request id.
+[`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] is raised. A wait
+that ends without handing the permits to the caller (deadline, error, cancellation)
+after an attempt that went unanswered, or after a grant, gives them back in the
+background, by request id.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class PermitRequest:
 
 def _send(request: PermitRequest, deadline: float | None) -> Generator[Effect, Any, CallResult]:
     """Send the current request, retrying connection errors until ``deadline`` (see
-    :func:`~redisson_py.core.flows.calls.call_with_retry`); one left unanswered may have
+    `call_with_retry`); one left unanswered may have
     been applied."""
     ref = request.ref
     settings = ref.state.settings
@@ -138,7 +139,7 @@ def _attempt(request: PermitRequest, deadline: float | None) -> Generator[Effect
 def try_acquire(request: PermitRequest, wait: float | None) -> Generator[Effect, Any, bool]:
     """Take ``request``'s permits within ``wait`` seconds (None: wait for ever); True if
     taken. Waiters listen on the object's channel (wake rule ``permits``); see
-    :func:`~redisson_py.core.flows.waiting.wait_for` for the deadline."""
+    `wait_for` for the deadline."""
     ref = request.ref
     deadline = None if wait is None else ref.state.clock() + max(0.0, wait)
     handed_over = closing = False

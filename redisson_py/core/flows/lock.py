@@ -1,13 +1,13 @@
 """The reentrant lock's algorithms (and every lock kind's), written once for the sync
-and asyncio shells: :mod:`redisson_py.asyncio.lock` and its generated threaded twin run
+and asyncio shells: `redisson_py.asyncio.lock` and its generated threaded twin run
 them.
 
 Every public operation of a lock is a generator here: it yields effects
-(:mod:`redisson_py.core.effects`) and receives their outcomes, so the same decisions
+(`redisson_py.core.effects`) and receives their outcomes, so the same decisions
 (which script, what its reply means, how long to wait, when to retry, what to undo)
 drive both the threaded and the asyncio client. Nothing in this module performs I/O.
-The calls themselves (retries, deadlines, undoing) are :mod:`redisson_py.core.flows.calls`;
-what a reply means is :mod:`redisson_py.core.flows.lock_kinds`.
+The calls themselves (retries, deadlines, undoing) are `redisson_py.core.flows.calls`;
+what a reply means is `redisson_py.core.flows.lock_kinds`.
 """
 
 from __future__ import annotations
@@ -239,7 +239,8 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     message or the holder's remaining TTL, whichever comes first, so a lost message or
     a failover costs at most one TTL. A grant the replicas did not acknowledge is undone
     and retried while time remains, and so are connection errors (a failover); at the
-    deadline the last such error is raised (:class:`NoSyncedReplicasError`, or the
+    deadline the last such error is raised
+    ([`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError], or the
     connection error) if that, not another holder, is why the lock was not taken.
 
     Deadline: with ``wait``, the flow returns or raises at most one command timeout
@@ -350,8 +351,10 @@ def forget_one_hold(ref: LockRef) -> None:
 
 
 def unlock(ref: LockRef) -> Flow:
-    """Release one hold. Raises :class:`LockNotOwnedError` when the owner holds none,
-    or when this client already reported the hold lost (even if the key came back).
+    """Release one hold. Raises
+    [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner holds
+    none, or when this client already reported the hold lost (even if the key came
+    back).
 
     Retries connection errors as the config says ((retry attempts + 1) command timeouts
     and the retry delays between them at most), and no later than the moment the hold
@@ -457,16 +460,18 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     PEXPIRE only while the owner holds the lock), and move the hold's lease end in the
     client's table so the watchdog judges it by the new end, not the old.
 
-    Raises :class:`ArgumentError` for a hold the watchdog renews (it has no lease to
-    extend), and :class:`LockNotOwnedError` when the owner holds nothing, or its hold
-    was reported lost (the critical section was not protected; nothing is extended).
-    While the call is in flight the watchdog reports no loss of the hold: an old lease
-    ending meanwhile is this extension's to judge. Connection errors are retried up to
-    the old lease's end; when one is raised the extension may or may not have been
-    applied, and the client keeps counting from the old lease.
+    Raises [`ArgumentError`][redisson_py.errors.ArgumentError] for a hold the watchdog
+    renews (it has no lease to extend), and
+    [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner holds
+    nothing, or its hold was reported lost (the critical section was not protected;
+    nothing is extended). While the call is in flight the watchdog reports no loss of
+    the hold: an old lease ending meanwhile is this extension's to judge. Connection
+    errors are retried up to the old lease's end; when one is raised the extension may
+    or may not have been applied, and the client keeps counting from the old lease.
 
     With replica sync on, the extension is followed by a WAIT, as a grant: one the
-    replicas did not acknowledge raises :class:`NoSyncedReplicasError`, and the hold
+    replicas did not acknowledge raises
+    [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError], and the hold
     stays safe only until the earlier of its old and its new lease end (a failover could
     promote a replica that has only the old one).
     """

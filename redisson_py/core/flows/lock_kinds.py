@@ -1,27 +1,27 @@
 """The lock kinds: for each, its data layout (Redisson's) and the commands that act on it.
 
-Every lock kind shares the reentrant lock's algorithms (:mod:`redisson_py.core.flows.lock`
-for one lock, :mod:`redisson_py.core.flows.multilock` for MultiLock/RedLock, and the
+Every lock kind shares the reentrant lock's algorithms (`redisson_py.core.flows.lock`
+for one lock, `redisson_py.core.flows.multilock` for MultiLock/RedLock, and the
 watchdog's rounds): waiting with deadlines, replica sync, request ids that make retries
 count once, undoing a wait that gives up, renewal, loss reports. What differs between
 kinds is only which scripts run with which keys, where a waiter listens, and how a
-waiter sleeps; a :class:`LockKind` says that, and the flows ask it.
+waiter sleeps; a `LockKind` says that, and the flows ask it.
 
 The reply protocol, the same for every acquire script (the semaphores' too):
 
 ========================  ============================================================
-``{1, count[, token]}``   :attr:`AcquireFlag.GRANTED`: the owner holds it ``count``
+``{1, count[, token]}``   `AcquireFlag.GRANTED`: the owner holds it ``count``
                           times (a fenced lock adds its token)
-``{0, ms}``               :attr:`AcquireFlag.HELD`: another owner holds it; ``ms`` until
+``{0, ms}``               `AcquireFlag.HELD`: another owner holds it; ``ms`` until
                           a retry is worth it (negative: the key has no expiry)
-``{2, 0}``                :attr:`AcquireFlag.STALE`: this request's hold is gone or was
+``{2, 0}``                `AcquireFlag.STALE`: this request's hold is gone or was
                           undone; the caller starts a new request (never a grant)
-``{3, 0}``                :attr:`AcquireFlag.REFUSED`: a non-reentrant lock's holder
+``{3, 0}``                `AcquireFlag.REFUSED`: a non-reentrant lock's holder
                           asked again (or, to an owner who counts no hold, a leftover)
 ========================  ============================================================
 
 Release scripts answer the holds the owner has left, or nil when it held none
-(:func:`decode_release`). :class:`LockRef` is one lock as one owner sees it: what every
+(`decode_release`). `LockRef` is one lock as one owner sees it: what every
 flow acts on.
 """
 
@@ -89,7 +89,7 @@ class LockKind:
     reentrant = True
     queues = False
     """True when waiters queue (a fair lock): a wait that ends without the lock leaves
-    the queue (see :meth:`undo`)."""
+    the queue (see `undo`)."""
     release_message = naming.UNLOCK_MESSAGE
     renew_script = scripts.RENEW
     """The watchdog groups holds by this, one script call per group and slot."""
@@ -126,7 +126,7 @@ class LockKind:
         """Release one hold, with a request id of its own (its latch key). ``acquires``
         are the request ids of the hold's acquires: the release leaves the lock alone
         when its owner holds it by another acquire by then (see
-        :func:`redisson_py.core.scripts.old_hold_check`); none: no such check."""
+        `redisson_py.core.scripts.old_hold_check`); none: no such check."""
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
@@ -154,7 +154,7 @@ class LockKind:
         return ScriptCommand(scripts.EXTEND, (ref.name,), (ttl_ms, ref.owner))
 
     def locked(self, ref: LockRef) -> Command:
-        """A command whose reply :meth:`is_locked` reads: is the lock held by anyone?"""
+        """A command whose reply `is_locked` reads: is the lock held by anyone?"""
         return ("EXISTS", ref.name)
 
     def hold_count(self, ref: LockRef) -> Command:
@@ -218,7 +218,7 @@ class SpinKind(LockKind):
 
 class FairKind(LockKind):
     """Redisson's ``RFairLock`` (and, with ``reentrant=False``, its non-reentrant twin):
-    waiters queue, each wakes on its own channel; see :mod:`redisson_py.core.scripts.fair`."""
+    waiters queue, each wakes on its own channel; see `redisson_py.core.scripts.fair`."""
 
     label = "fair"
     queues = True
@@ -292,7 +292,7 @@ class FairKind(LockKind):
 
 class ReadKind(LockKind):
     """The read half of Redisson's ``RReadWriteLock``; see
-    :mod:`redisson_py.core.scripts.rwlock`."""
+    `redisson_py.core.scripts.rwlock`."""
 
     label = "read"
     channel_prefix = rwlock.CHANNEL_PREFIX
@@ -494,7 +494,7 @@ class AcquireReply:
 
 def decode_acquire(reply: Any) -> AcquireReply:
     """Decode an acquire script's ``{flag, value}`` reply (``{1, count, token}`` from a
-    fenced lock's); flags 2 and 3 are handled before (see :mod:`lock_kinds`)."""
+    fenced lock's); flags 2 and 3 are handled before (see `lock_kinds`)."""
     flag, value = AcquireFlag(int(reply[0])), int(reply[1])
     if flag is AcquireFlag.GRANTED:
         token = int(reply[2]) if len(reply) > 2 and reply[2] is not None else None

@@ -1,6 +1,6 @@
 """MultiLock (all members) and RedLock (a majority of members), written once.
 
-A round sends every member's acquire at the same time (one :class:`Gather`; members on
+A round sends every member's acquire at the same time (one `Gather`; members on
 the same node share a round trip) with a per-member reply timeout, so a slow or paused
 master costs one short timeout, never the whole wait. A failed round releases what it
 got, including members whose reply was lost (those are undone only if the acquire was
@@ -8,7 +8,7 @@ in fact applied), and retries after a jittered pause until the wait time is spen
 
 The member locks keep their own semantics: each is a reentrant hold of the current
 owner in its own client, renewed by that client's watchdog when there is no lease. A
-:class:`GroupState` aggregates their losses: a MultiLock is lost when any member is, a
+`GroupState` aggregates their losses: a MultiLock is lost when any member is, a
 RedLock when fewer than a quorum remain.
 """
 
@@ -219,10 +219,11 @@ def try_lock(
     """Acquire at least ``group.need`` members within ``wait`` seconds (None: for ever).
 
     Returns True when held, False when other owners held members until the deadline.
-    Raises :class:`LockUnavailableError` (naming each member's error) when the last
-    round failed because members failed rather than because others held them. A
-    RedLock round also fails when the lease left after the round, minus clock drift,
-    is not positive (:func:`redisson_py.core.flows.quorum.validity`).
+    Raises [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] (naming
+    each member's error) when the last round failed because members failed rather than
+    because others held them. A RedLock round also fails when the lease left after the
+    round, minus clock drift, is not positive
+    (`redisson_py.core.flows.quorum.validity`).
     """
     settings = refs[0].state.settings
     effective_lease = settings.key_ttl(lease)
@@ -288,7 +289,7 @@ def try_lock(
 
 def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:
     """Run ``flow``; an error leaving it that is not a RedissonError leaves as one,
-    naming the group (as :func:`redisson_py.core.flows.calls.guarded` for one lock)."""
+    naming the group (as `redisson_py.core.flows.calls.guarded` for one lock)."""
     try:
         return (yield from flow)
     except RedissonError:
@@ -301,9 +302,9 @@ def _drop_leftovers(
     refs: Sequence[LockRef], outcomes: list[_Outcome], won: set[int], believed: list[int]
 ) -> Generator[Effect, Any, list[_Outcome]]:
     """Members granted with a hold count above 1 though the owner counted none hold
-    leftovers of a hold reported lost (see :func:`~redisson_py.core.flows.lock.
-    drop_leftovers`): release them, on all such members at once. A member whose release
-    fails keeps the server's count (its unlock then leaves the leftover to its TTL)."""
+    leftovers of a hold reported lost (see `drop_leftovers`): release them, on all such
+    members at once. A member whose release fails keeps the server's count (its unlock
+    then leaves the leftover to its TTL)."""
     counts = {i: reply.hold_count for i in won if (reply := outcomes[i].reply) is not None}
     extra = {i: count - 1 for i, count in counts.items() if believed[i] == 0 and count > 1}
     if not extra:
@@ -360,9 +361,9 @@ def _record_members(
 def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
     """Release one hold on every member (also those the acquire seemed to miss).
 
-    Raises :class:`LockNotOwnedError` when the owner held no hold on the group, when
-    the group was reported lost, or when fewer than ``group.need`` members were still
-    held at release (all for a MultiLock).
+    Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner
+    held no hold on the group, when the group was reported lost, or when fewer than
+    ``group.need`` members were still held at release (all for a MultiLock).
     """
     settings = refs[0].state.settings
     calls = tuple(
@@ -432,7 +433,7 @@ def is_locked(group: GroupState, refs: Sequence[LockRef]) -> Flow:
     (every member for a MultiLock, a quorum for a RedLock), asked of all members at once.
 
     Members that fail to answer count for neither side; when their answers could have
-    decided it, :class:`LockUnavailableError` names them.
+    decided it, [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] names them.
     """
     results: list[CallResult | BaseException] = yield Gather(
         _member_calls(refs, lambda ref: ref.kind.locked(ref))
@@ -461,10 +462,10 @@ def is_locked(group: GroupState, refs: Sequence[LockRef]) -> Flow:
 def force_unlock(group: GroupState, refs: Sequence[LockRef]) -> Flow:
     """Delete every member whoever holds it and wake its waiters, all at once; True if
     any member was locked. The group's holds known here are forgotten: their owners'
-    ``unlock()`` raises :class:`LockNotOwnedError`.
+    ``unlock()`` raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError].
 
-    Raises :class:`LockUnavailableError` naming the members that failed (the others
-    were unlocked all the same).
+    Raises [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] naming the
+    members that failed (the others were unlocked all the same).
     """
     for ref in refs:
         ref.state.holds.releasing(ref.name, None, +1)

@@ -2,10 +2,10 @@
 
 Each acquired permit has an id (16 random bytes; 32 hex digits for the user) and, with
 a lease, an expiry: the sorted set ``{name}:timeout`` holds them (see
-:mod:`redisson_py.core.scripts.permit_semaphore`). Expired permits return to the count
+`redisson_py.core.scripts.permit_semaphore`). Expired permits return to the count
 at the next call of any client, so a dead holder's permits come back. A waiter sleeps
 until a permit is announced, or the first lease ends, or
-:data:`~redisson_py.core.flows.waiting.RECHECK` passes.
+`RECHECK` passes.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _reporter(ref: ObjectRef) -> Callable[[Hold, str], None]:
 def _track(ref: ObjectRef, permit: str, lease: float, sent_at: float) -> None:
     """Watch leased permit ``permit`` until its safe end (the lease from ``sent_at``,
     less the safety margin): the client's watchdog tells its holder then (rounds do not
-    look at permits; see :class:`~redisson_py.core.state.holds.Hold`)."""
+    look at permits; see `Hold`)."""
     ref.state.holds.acquired(
         ref.name,
         permit,
@@ -93,8 +93,8 @@ def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow
 
     A leased permit is watched as a leased lock is: at its safe end (the lease counted
     from the acquire's first send, less the safety margin; see
-    :func:`~redisson_py.core.state.holds.safe_end`) the client tells its holder that it is
-    lost, before any other client can take it back, and :func:`release` raises."""
+    `safe_end`) the client tells its holder that it is
+    lost, before any other client can take it back, and `release` raises."""
     permit = os.urandom(PERMIT_ID_BYTES)
     keys = _keys(ref)
     request = grants.PermitRequest(
@@ -125,8 +125,9 @@ def try_release(ref: ObjectRef, permit: bytes) -> Flow:
 
 
 def release(ref: ObjectRef, permit: bytes) -> Flow:
-    """:func:`try_release`, raising :class:`~redisson_py.PermitNotHeldError` saying why
-    when it would return False."""
+    """`try_release`, raising
+    [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] saying why when it
+    would return False."""
     reason = yield from _release(ref, permit)
     if reason is not None:
         raise PermitNotHeldError(
@@ -159,9 +160,10 @@ def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flo
     it is acquired, False when it is unknown or its lease had ended.
 
     With replica sync on, the change is followed by a WAIT, as a grant: one the
-    replicas did not acknowledge raises :class:`~redisson_py.NoSyncedReplicasError`, and
-    the client keeps counting from the earlier of the old and the new lease end (a
-    failover could promote a replica that has only the old one)."""
+    replicas did not acknowledge raises
+    [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError], and the client
+    keeps counting from the earlier of the old and the new lease end (a failover could
+    promote a replica that has only the old one)."""
     settings, holds, owner = ref.state.settings, ref.state.holds, permit.hex()
     sent_at = ref.state.clock()
     expiry = _expiry(ref, lease)

@@ -1,11 +1,11 @@
 """The semaphore's flows (Redisson's ``RSemaphore``), for both shells.
 
 The permit count lives at the key ``name``; ``redisson_sc:{name}`` announces permits
-becoming available (see :mod:`redisson_py.core.scripts.semaphore`). Permits belong to
+becoming available (see `redisson_py.core.scripts.semaphore`). Permits belong to
 nobody: any client may release them, and a holder that dies keeps its permits taken
 (the permit-expirable semaphore is the one whose permits come back). Every change is
 one request, applied once however often it is retried; an acquire is waited for as
-:func:`redisson_py.core.flows.grants.try_acquire` says.
+`redisson_py.core.flows.grants.try_acquire` says.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ Flow = Generator[Effect, Any, Any]
 
 def channel_name(name: str, by_slot: bool) -> str:
     """``redisson_sc:{name}`` (Redisson's ``prefixName``; the slot-safe form in a
-    cluster: see :func:`redisson_py.core.routing.naming.prefixed_name`)."""
+    cluster: see `redisson_py.core.routing.naming.prefixed_name`)."""
     return naming.prefixed_name(semaphore.CHANNEL_PREFIX, name, by_slot=by_slot)
 
 

@@ -1,11 +1,11 @@
 """What the semaphores and the count-down latch share: their ref and their changes.
 
 A semaphore or a latch is no lock: nobody owns it, nothing renews it. Its flows act on
-an :class:`ObjectRef` (the object's name, kind and channel, the client's manager and
-state), which the lock helpers of :mod:`redisson_py.core.flows.lock` accept as they
-accept a lock's ref: retries (:func:`~redisson_py.core.flows.calls.call_with_retry`),
-errors (:func:`~redisson_py.core.flows.calls.guarded`), undoing in the background. Every
-change is one request (:func:`apply_once`), counted once however often it is retried.
+an `ObjectRef` (the object's name, kind and channel, the client's manager and
+state), which the lock helpers of `redisson_py.core.flows.lock` accept as they
+accept a lock's ref: retries (`call_with_retry`),
+errors (`guarded`), undoing in the background. Every
+change is one request (`apply_once`), counted once however often it is retried.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class ObjectRef:
 
     def latch(self, request_id: str) -> str:
         """The key that remembers request ``request_id`` (see
-        :mod:`redisson_py.core.scripts.requests`), in the object's hash slot."""
+        `redisson_py.core.scripts.requests`), in the object's hash slot."""
         by_slot = bool(self.target.routes_by_slot)
         return f"{naming.prefixed_name(REQUEST_PREFIX, self.name, by_slot=by_slot)}:{request_id}"
 
@@ -78,7 +78,7 @@ def once_command(
 ) -> ScriptCommand:
     """``script`` on ``keys`` and request ``request_id``'s latch (the last key), with
     the latch lifetime (ms) and the publish command before ``args``: the calling
-    conventions of :mod:`redisson_py.core.scripts.requests`."""
+    conventions of `redisson_py.core.scripts.requests`."""
     latch_ms = to_millis(ref.state.settings.latch_ttl)
     return ScriptCommand(script, (*keys, ref.latch(request_id)), (latch_ms, ref.publish, *args))
 
@@ -86,7 +86,7 @@ def once_command(
 def apply_once(
     ref: ObjectRef, script: Script, keys: tuple[str, ...], *args: Arg
 ) -> Generator[Effect, Any, int]:
-    """Run ``script`` (see :func:`once_command`) as one new request, retrying connection
+    """Run ``script`` (see `once_command`) as one new request, retrying connection
     errors as the config says: applied once however many attempts reach the server;
     its integer reply (the first run's, for a retry)."""
     command = once_command(ref, script, keys, new_request_id(), *args)

@@ -1,10 +1,10 @@
 """How the semaphores and the count-down latch wait.
 
-:func:`wait_for` is how every one of them waits, for permits or for a zero count: try;
+`wait_for` is how every one of them waits, for permits or for a zero count: try;
 subscribe to the object's channel; try again (a change may have come before the
 subscription); then sleep until a message wakes this waiter, or a bounded pause, and try
 again, until the try succeeds or the deadline passes. A lost message therefore costs a
-bounded delay (:data:`RECHECK`, or less when the try says when to look again), never a
+bounded delay (`RECHECK`, or less when the try says when to look again), never a
 hang.
 """
 
@@ -25,7 +25,7 @@ RECHECK = 3.0
 @dataclass(frozen=True, slots=True)
 class Tried:
     """One try of a wait: ``done``, or not, with ``pause``: the longest a waiter should
-    sleep before the next try (None: until a message, or :data:`RECHECK` at most)."""
+    sleep before the next try (None: until a message, or `RECHECK` at most)."""
 
     done: bool
     pause: float | None = None
@@ -42,9 +42,9 @@ def wait_for(
 
     Between tries the waiter listens on ``ref.channel`` (``rule`` says how many waiters
     a message wakes); when the channel cannot be subscribed it polls, every
-    :data:`~redisson_py.core.flows.lock.POLL_WITHOUT_SUBSCRIPTION` seconds. Connection
+    `POLL_WITHOUT_SUBSCRIPTION` seconds. Connection
     errors and unsynced grants are waited through while time lasts
-    (:func:`~redisson_py.core.flows.lock.outlast_failures`), then raised.
+    (`outlast_failures`), then raised.
 
     Deadline: every pause, subscription and retry is cut to the time left, so the flow
     ends at most one command timeout after ``deadline``.

@@ -4,7 +4,7 @@ One round looks at every hold in the client's table: the holds taken without a l
 renewed, the leased ones only checked (still there, still this owner's), with the same
 script and in the same calls. Holds are grouped per connection manager and, in a
 cluster, per hash slot (a script's keys must share a slot), cut into chunks of
-``renew_batch_size`` keys, and sent as one :class:`Gather`, which the manager pipelines
+``renew_batch_size`` keys, and sent as one `Gather`, which the manager pipelines
 per node: about one round trip per node, whatever the number of locks.
 
 **A renewal counts only when confirmed.** With replica sync on
@@ -14,7 +14,7 @@ for the replicas a grant would wait for (the same counting rules), in the same r
 trip. A renewal the master applied but too few replicas acknowledged is *not* a
 success: a failover could promote a replica whose copy of the key still has the old
 expiry, and grant the lock to another client when that runs out. So a hold is safe only
-until :func:`~redisson_py.core.state.holds.safe_end` of its last confirmed write (when it was
+until `safe_end` of its last confirmed write (when it was
 sent, plus the TTL it set, minus the safety margin), whatever the master the client can
 still reach says. This is what tells a holder cut off with an old master that still
 answers: its renewals go on succeeding there, but are never acknowledged.
@@ -23,16 +23,16 @@ A chunk that fails with a connection error is sent again at once, in the same ro
 manager closed the connection that failed, so the resend goes out on a fresh one (after
 a server restart, the first use of a pooled connection fails though the server is
 back). Holds whose renewal did not count (a node unreachable, replicas not
-acknowledging) are looked at again every :data:`PROBE_INTERVAL` rather than every
+acknowledging) are looked at again every `PROBE_INTERVAL` rather than every
 renewal interval, so one confirmed renewal in time keeps the hold, and the holder of a
 lock a restart lost hears of it moments after the node is back.
 
 A hold is lost when a round finds the owner gone from the key, or when its safe end
-passes (:func:`~redisson_py.core.state.losses.report_expired`, no I/O: a lease ran out while
+passes (`report_expired`, no I/O: a lease ran out while
 held, or renewals were not confirmed in time). The shells run the reports on their own
-timer, apart from the rounds (:class:`ExpiryReports`), so a round waiting on a frozen
+timer, apart from the rounds (`ExpiryReports`), so a round waiting on a frozen
 node or a ``WAIT`` cannot make a report late. Each loss is reported once (see
-:mod:`redisson_py.core.state.losses`); the hold leaves the table, so renewal stops for it and
+`redisson_py.core.state.losses`); the hold leaves the table, so renewal stops for it and
 the next ``unlock()`` raises, saying how it went.
 """
 
@@ -208,13 +208,13 @@ def _gone_reason(hold: Hold, sent_at: float) -> str:
 
 class Schedule:
     """When a client's renewal rounds run and what they do then; the shells only sleep
-    until :meth:`wake_at` (or until woken) and run :meth:`step`.
+    until `wake_at` (or until woken) and run `step`.
 
     A full round every renewal interval (one round trip per node); while holds' renewals
     do not count (a node refusing connections, replicas not acknowledging), a round for
-    their groups every :data:`PROBE_INTERVAL`; at once when :meth:`ask` was called
+    their groups every `PROBE_INTERVAL`; at once when `ask` was called
     (pub/sub saw a node's connection drop or come back). Loss reports at safe ends are
-    :class:`ExpiryReports`' job, on a timer of their own.
+    `ExpiryReports`' job, on a timer of their own.
     """
 
     def __init__(self, state: ClientState) -> None:
@@ -226,11 +226,11 @@ class Schedule:
         self.asked = False
 
     def ask(self) -> None:
-        """Run a full round at the next :meth:`step` (the shell wakes its loop)."""
+        """Run a full round at the next `step` (the shell wakes its loop)."""
         self.asked = True
 
     def wake_at(self, state: ClientState) -> float:
-        """When the next :meth:`step` is due (monotonic seconds)."""
+        """When the next `step` is due (monotonic seconds)."""
         return min(self.next_round, self.next_probe)
 
     def step(self, state: ClientState) -> Generator[Effect, Any, int]:
@@ -251,15 +251,15 @@ class Schedule:
 
 class ExpiryReports:
     """When the shell's report timer wakes: at the earliest safe end of any hold, where
-    :func:`report_expired` tells the holders whose safe end has come. Safe ends within
-    :data:`REPORT_GAP` of each other are reported together, early rather than late, and
+    `report_expired` tells the holders whose safe end has come. Safe ends within
+    `REPORT_GAP` of each other are reported together, early rather than late, and
     two wake-ups are never closer than that."""
 
     def __init__(self) -> None:
         self.stepped = -math.inf
 
     def wake_at(self, state: ClientState) -> float:
-        """When :meth:`step` is next due (monotonic seconds; inf: no hold)."""
+        """When `step` is next due (monotonic seconds; inf: no hold)."""
         end = state.holds.next_expiry()
         if end is None:
             return math.inf

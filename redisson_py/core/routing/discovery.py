@@ -1,7 +1,7 @@
 """Reading a topology from its nodes: the discovery flows every manager runs at startup
-and every scan interval, written once for both shells (see :mod:`redisson_py.core.effects`).
+and every scan interval, written once for both shells (see `redisson_py.core.effects`).
 
-Each flow returns a new :class:`~redisson_py.core.routing.topology.TopologyView` (or None when
+Each flow returns a new `TopologyView` (or None when
 no node answered) and, per address tried, why it failed, so a startup error can list
 every address and its reason.
 """

@@ -1,10 +1,11 @@
 """The library's own errors for what goes wrong on the way to a node.
 
 Inside, the managers and flows meet redis-py's errors (and the socket's); nothing of
-that kind may leave the public API. :func:`note_node` lets a shell record on an error
-which node it came from, where it still knows; :func:`as_redisson_error` turns any error
-into a :class:`~redisson_py.RedissonError` that names the lock and that node, keeping
-the original as ``__cause__`` (the caller raises it ``from`` the original).
+that kind may leave the public API. `note_node` lets a shell record on an error
+which node it came from, where it still knows; `as_redisson_error` turns any error
+into a [`RedissonError`][redisson_py.errors.RedissonError] that names the lock and that
+node, keeping the original as ``__cause__`` (the caller raises it ``from`` the
+original).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def note_node(error: BaseException, address: object) -> None:
 
 
 def node_of(error: BaseException) -> str | None:
-    """The node :func:`note_node` recorded on ``error``, if any."""
+    """The node `note_node` recorded on ``error``, if any."""
     node = getattr(error, _NODE_ATTRIBUTE, None)
     return node if isinstance(node, str) else None
 
@@ -52,9 +53,12 @@ def as_redisson_error(
 
     ``subject`` opens the message (``"lock 'x'"``, ``"RedLock('a', 'b')"``); ``node`` is
     the node to name when the error did not record one. A node's refusal
-    (:mod:`redisson_py.core.routing.refusals`) becomes :class:`ServerRefusedError`, timeouts
-    :class:`CommandTimeoutError`, connection and socket errors :class:`ConnectError`,
-    anything else (another error reply, say) a plain :class:`RedissonError`.
+    (`redisson_py.core.routing.refusals`) becomes
+    [`ServerRefusedError`][redisson_py.errors.ServerRefusedError], timeouts
+    [`CommandTimeoutError`][redisson_py.errors.CommandTimeoutError], connection and
+    socket errors [`ConnectError`][redisson_py.errors.ConnectError], anything else
+    (another error reply, say) a plain
+    [`RedissonError`][redisson_py.errors.RedissonError].
     """
     if isinstance(error, RedissonError):
         return error

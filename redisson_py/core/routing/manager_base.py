@@ -2,7 +2,7 @@
 routing a call to its master, the reply timeout it needs, and batching calls per node.
 
 The shells add sockets (send, receive), the refresh loop and the pub/sub service. See
-:mod:`redisson_py.sync.manager` for why lock commands run on pinned connections rather
+`redisson_py.sync.manager` for why lock commands run on pinned connections rather
 than through redis-py's cluster and sentinel clients.
 """
 
@@ -89,7 +89,7 @@ class ManagerBase:
     def plan(self, effect: Call | Direct) -> Planned:
         """Where ``effect`` goes and what it sends: when the call asks for replica sync, a
         WAIT (or with ``lockSyncMode: WAITAOF`` a WAITAOF) for the replicas the view
-        counts for that master (:meth:`TopologyView.replicas_to_wait_for`)."""
+        counts for that master (`TopologyView.replicas_to_wait_for`)."""
         if isinstance(effect, Direct):
             return Planned(effect, effect.address)
         address = self.master_address(effect.route)
@@ -119,7 +119,7 @@ class ManagerBase:
         """Plan ``effects`` and group them per connection pool (one round trip each).
 
         Returns the outcomes list, pre-filled with the error of each effect that could
-        not be planned, and the :class:`Group` of each pool.
+        not be planned, and the `Group` of each pool.
         """
         outcomes: list[Any] = [None] * len(effects)
         groups: dict[ConnectionKey, Group] = {}
@@ -191,7 +191,7 @@ class Group:
         """The master has ``attached`` replicas attached now (its ``ROLE``): every call
         of the group that waits asks for at least that many acknowledgements, so a grant
         counts only if the replicas the master has now acknowledged it, whatever the
-        view (see :attr:`~redisson_py.core.routing.wire.Planned.probe`)."""
+        view (see `probe`)."""
         for position, (index, planned, count) in enumerate(self.members):
             if planned.syncs and attached > planned.required:
                 self.members[position] = (index, replace(planned, required=attached), count)

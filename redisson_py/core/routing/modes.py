@@ -1,6 +1,6 @@
 """The four connection modes: how each starts, refreshes and places keys and channels.
 
-A :class:`Mode` holds everything a connection manager needs to know about its topology
+A `Mode` holds everything a connection manager needs to know about its topology
 kind, as flows (startup, refresh) and pure functions (placement), so the sync and asyncio
 managers share it and differ only in how they perform I/O:
 
@@ -12,8 +12,8 @@ managers share it and differ only in how they perform I/O:
 - cluster: ``CLUSTER NODES`` gives the slot map and each shard's healthy replicas;
   refreshed every scan interval and after a MOVED.
 
-Startup fails with :class:`~redisson_py.errors.ConnectError` listing every address tried
-and why, or :class:`~redisson_py.errors.AuthError` when a server refused the credentials.
+Startup fails with [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
+and why, or [`AuthError`][redisson_py.errors.AuthError] when a server refused the credentials.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def check_waitaof(
     """With ``lockSyncMode: WAITAOF``, check every master and known replica can confirm
     an fsync: the server has WAITAOF (Redis >= 7.2, Valkey) and ``appendonly yes``.
 
-    Raises :class:`~redisson_py.errors.ConfigError` naming the first node that cannot;
+    Raises [`ConfigError`][redisson_py.errors.ConfigError] naming the first node that cannot;
     a replica that does not answer now is not checked (it is checked by no one later:
     its WAITAOF acknowledgements will simply be missing, and grants refused).
     """
@@ -162,7 +162,7 @@ class Mode:
 
     def checked(self, target: Target, view: TopologyView) -> ViewFlow:
         """``view``, once the nodes are checked to support the configured lock sync
-        mode (see :func:`check_waitaof`); the end of every startup."""
+        mode (see `check_waitaof`); the end of every startup."""
         config = self.config
         if config.check_lock_synced_slaves and config.lock_sync_mode == LockSyncMode.WAITAOF:
             yield from check_waitaof(target, view, self.probe_timeout)
@@ -342,7 +342,7 @@ class SentinelMode(_ScanningMode):
         """The sentinels' view; when none answers (this client may be cut off with the
         master), the last view counting every replica it names, flagged down or not,
         raised to what the master itself lists: see
-        :meth:`TopologyView.counting_every_replica`. Found by the randomized nemesis: a
+        `TopologyView.counting_every_replica`. Found by the randomized nemesis: a
         replica killed (flagged down), restarted, then a partition that left the client
         with the master and the sentinels with the replica, which they promoted before it
         had the grants made meanwhile; the client, unable to refresh, went on granting

@@ -11,7 +11,7 @@ name is ``prefix:{name}``, or ``prefix:name`` when the name already carries a ha
 Redisson applies the second form to any name holding ``{`` and the first to any other,
 which puts the channel in a different slot for names such as ``a{`` or ``a}b``; those
 names get, in cluster mode only, a form that provably shares the slot (see
-:func:`prefixed_name`); the other topologies have no slots and use Redisson's names.
+`prefixed_name`); the other topologies have no slots and use Redisson's names.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def key_prefix(name: str, *, by_slot: bool = True) -> str:
     - ``name`` carries a hashtag (``a{tag}b``): ``name``; the tag is shared.
     - ``name`` has no ``}``: ``{name}``; the tag is the whole name.
     - otherwise (``a}b``, ``foo{}{bar}``): ``{<tag>}:name`` where ``<tag>`` is
-      :func:`slot_tag` of the name's slot. Redisson's forms of these lie in another
+      `slot_tag` of the name's slot. Redisson's forms of these lie in another
       slot and fail with CROSSSLOT in a cluster.
     """
     if not by_slot:
@@ -122,21 +122,21 @@ def key_prefix(name: str, *, by_slot: bool = True) -> str:
 
 def prefixed_name(prefix: str, name: str, *, by_slot: bool = True) -> str:
     """Return the auxiliary name ``prefix`` of lock ``name``: ``prefix:`` and
-    :func:`key_prefix` (Redisson's ``prefixName``: ``prefix:name`` when ``name`` holds
+    `key_prefix` (Redisson's ``prefixName``: ``prefix:name`` when ``name`` holds
     a ``{``, else ``prefix:{name}``; in a cluster, the slot-safe form)."""
     return f"{prefix}:{key_prefix(name, by_slot=by_slot)}"
 
 
 def suffixed_name(name: str, suffix: str, *, by_slot: bool = True) -> str:
     """Return the auxiliary name of lock ``name`` that ends in ``suffix``:
-    :func:`key_prefix` and ``:suffix`` (Redisson's ``suffixName``)."""
+    `key_prefix` and ``:suffix`` (Redisson's ``suffixName``)."""
     return f"{key_prefix(name, by_slot=by_slot)}:{suffix}"
 
 
 def channel_name(name: str, *, by_slot: bool = True) -> str:
     """Return the pub/sub channel on which the lock ``name`` announces its release.
 
-    ``by_slot``: the topology routes by hash slot (cluster); see :func:`prefixed_name`.
+    ``by_slot``: the topology routes by hash slot (cluster); see `prefixed_name`.
     The default is the cluster-safe form, which equals Redisson's for ordinary names.
     """
     return prefixed_name(LOCK_CHANNEL_PREFIX, name, by_slot=by_slot)

@@ -5,14 +5,14 @@ too few replicas in sync (``NOREPLICAS``), a replica asked to write (``READONLY`
 replica cut from its master (``MASTERDOWN``), a cluster that cannot serve the slot
 (``CLUSTERDOWN``), a slot in migration (``TRYAGAIN``), a dataset being loaded
 (``LOADING``), a script or function running (``BUSY``), memory full (``OOM``), a node
-that cannot persist (``MISCONF``). :data:`REFUSALS` lists them, with whether the refusal
-ends by itself (*transient*); :class:`~redisson_py.ServerRefusedError` is what a caller
-sees.
+that cannot persist (``MISCONF``). `REFUSALS` lists them, with whether the refusal
+ends by itself (*transient*);
+[`ServerRefusedError`][redisson_py.errors.ServerRefusedError] is what a caller sees.
 
 **Nothing was applied.** A refused command never ran: Redis checks these conditions
 before it runs a command, and in a script before the script's first write. That is what
 makes a retry safe and spares a refused acquire its undo; it holds for every script in
-:mod:`redisson_py.core.scripts`, checked against them:
+`redisson_py.core.scripts`, checked against them:
 
 - none uses ``redis.pcall``: a refused ``redis.call`` raises, and the script stops there;
 - a refusal inside a script comes at its first write command, so before it nothing was
@@ -33,7 +33,7 @@ command itself, before anything runs. ``LOADING`` comes from redis-py as its
 every command while loading, so the reply it came in says that command was not run.
 
 The codes are read from the reply as Redis sent it, whatever redis-py made of it:
-:func:`error_code`.
+`error_code`.
 """
 
 from __future__ import annotations
@@ -84,12 +84,12 @@ STALE_VIEW = frozenset({"READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"})
 
 
 class Refusal(ResponseError):
-    """A node refused a command (a code of :data:`REFUSALS`); nothing was applied.
+    """A node refused a command (a code of `REFUSALS`); nothing was applied.
 
     What the wire raises in place of redis-py's error reply (kept as ``__cause__``),
     inside the library only: the flows turn it into a
-    :class:`~redisson_py.ServerRefusedError` naming the lock. ``address`` is the node
-    that refused, ``text`` Redis's words after the code.
+    [`ServerRefusedError`][redisson_py.errors.ServerRefusedError] naming the lock.
+    ``address`` is the node that refused, ``text`` Redis's words after the code.
     """
 
     def __init__(self, code: str, text: str, address: str):
@@ -100,17 +100,17 @@ class Refusal(ResponseError):
 
     @property
     def transient(self) -> bool:
-        """Whether the refusal may end by itself (see :data:`REFUSALS`)."""
+        """Whether the refusal may end by itself (see `REFUSALS`)."""
         return REFUSALS[self.code].transient
 
 
 class TransientRefusal(Refusal):
-    """A :class:`Refusal` that ends by itself: the flows retry it
-    (:data:`redisson_py.core.flows.lock.RETRYABLE`)."""
+    """A `Refusal` that ends by itself: the flows retry it
+    (`redisson_py.core.flows.lock.RETRYABLE`)."""
 
 
 def refused(code: str, text: str, address: str) -> Refusal:
-    """The :class:`Refusal` (a :class:`TransientRefusal` when transient) for a reply."""
+    """The `Refusal` (a `TransientRefusal` when transient) for a reply."""
     kind = TransientRefusal if REFUSALS[code].transient else Refusal
     return kind(code, text, address)
 
@@ -176,7 +176,7 @@ def error_code(error: ResponseError) -> tuple[str, str]:
 
 
 def refusal_of(error: BaseException) -> tuple[str, str] | None:
-    """(code, text) when ``error`` is a refusal of :data:`REFUSALS` (a :class:`Refusal`,
+    """(code, text) when ``error`` is a refusal of `REFUSALS` (a `Refusal`,
     redis-py's ``BusyLoadingError``, or an error reply with such a code), else None."""
     if isinstance(error, Refusal):
         return error.code, error.text

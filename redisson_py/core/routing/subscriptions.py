@@ -3,18 +3,18 @@
 One subscription per channel per client, shared by every waiter of that client: the
 table counts the waiters, remembers which node serves the channel, and keeps the wake-up
 permits. When the last waiter leaves, the channel stays subscribed for a short grace
-period (:data:`IDLE_GRACE`) before the shell unsubscribes it: a lock taken in turn by
+period (`IDLE_GRACE`) before the shell unsubscribes it: a lock taken in turn by
 several owners would otherwise subscribe and unsubscribe on every hand-off, and the
 waiter that just got the lock would wait for its UNSUBSCRIBE to be sent.
 
 How many waiters a message wakes depends on what the channel announces (its
-:data:`WakeRule`, fixed when the channel is first subscribed; see :func:`wake_count`): a
+`WakeRule`, fixed when the channel is first subscribed; see `wake_count`): a
 lock's unlock message wakes one waiter (it retries the lock; the others would only lose
 the race), a read-write lock's write unlock wakes all, a semaphore's message as many as
 permits became available, a latch's zero count all. A permit that arrives while every
 waiter is busy retrying is kept, capped at the number of waiters, so no signal is missed
 and none piles up. A wake-all is a broadcast, not permits: each waiter
-(:class:`Waiter`) wakes once for each broadcast since it last woke, so a waiter that
+(`Waiter`) wakes once for each broadcast since it last woke, so a waiter that
 wakes, retries and waits again cannot use up the wake-ups meant for the others. A
 resubscription (failover, reconnect, slot move) wakes every waiter that way, since
 messages may have been lost meanwhile.
@@ -37,11 +37,11 @@ IDLE_GRACE = 1.0
 """Seconds a channel without waiters stays subscribed before it is unsubscribed."""
 
 ALL = -1
-""":func:`wake_count`'s answer for "wake every waiter"."""
+"""`wake_count`'s answer for "wake every waiter"."""
 
 
 def wake_count(rule: WakeRule, message: bytes | str | None) -> int:
-    """How many waiters ``message`` on a channel with ``rule`` wakes (:data:`ALL`: all).
+    """How many waiters ``message`` on a channel with ``rule`` wakes (`ALL`: all).
 
     - ``lock``: ``0`` (an unlock) wakes one waiter; ``1`` (a read-write lock's write
       unlock, after which several readers may enter) wakes all.
@@ -74,17 +74,17 @@ class ChannelSub:
     """The node it is subscribed on; None until confirmed, or after that node failed."""
     permits: int = 0
     broadcasts: int = 0
-    """How many wake-alls this channel has had (see :class:`Waiter`)."""
+    """How many wake-alls this channel has had (see `Waiter`)."""
     confirmed: bool = False
     waker: Any = None
     """The shell's wake-up primitive for this channel's waiters."""
     rule: WakeRule = "lock"
-    """How many waiters a message wakes (see :func:`wake_count`)."""
+    """How many waiters a message wakes (see `wake_count`)."""
     idle_since: float | None = None
     """When the last waiter left (None while it has waiters)."""
 
     def signal(self, count: int) -> int:
-        """Add ``count`` wake-up permits (:data:`ALL`: one per waiter), capped at the
+        """Add ``count`` wake-up permits (`ALL`: one per waiter), capped at the
         number of waiters; return how many waiters to notify."""
         if count == ALL:
             self.signal_all()
@@ -107,7 +107,7 @@ class ChannelSub:
 
 @dataclass(eq=False, slots=True)
 class Waiter:
-    """One waiter's share of a :class:`ChannelSub`: what it has been woken by."""
+    """One waiter's share of a `ChannelSub`: what it has been woken by."""
 
     sub: ChannelSub
     seen: int = 0
@@ -126,7 +126,7 @@ class Waiter:
 
 
 class SubscriptionTable:
-    """Channel -> :class:`ChannelSub`, with waiter counting and placement checks."""
+    """Channel -> `ChannelSub`, with waiter counting and placement checks."""
 
     def __init__(self) -> None:
         self._subs: dict[str, ChannelSub] = {}
@@ -180,7 +180,7 @@ class SubscriptionTable:
 
     def deliver(self, channel: str, message: bytes | str | None) -> tuple[ChannelSub, int] | None:
         """A message arrived on ``channel``: its subscription and how many of its waiters
-        to notify (:data:`ALL`: every one), or None when nobody subscribes to it."""
+        to notify (`ALL`: every one), or None when nobody subscribes to it."""
         sub = self._subs.get(channel)
         if sub is None:
             return None
@@ -191,7 +191,7 @@ class SubscriptionTable:
         """``address``'s connection failed. Its channels without waiters are forgotten;
         the others lose their node (the next placement subscribes them where the view
         says) and get a wake-all, since messages may have been lost: notify every waiter
-        of the returned subscriptions. :meth:`node_back` then says when it is back."""
+        of the returned subscriptions. `node_back` then says when it is back."""
         woken = []
         for sub in [s for s in self._subs.values() if s.address == address]:
             if sub.waiters == 0:

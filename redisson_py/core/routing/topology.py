@@ -1,6 +1,6 @@
 """What a connection manager knows of its topology, and how it reads it from Redis.
 
-A :class:`TopologyView` is an immutable snapshot: which master owns each hash slot
+A `TopologyView` is an immutable snapshot: which master owns each hash slot
 (every slot, for the single, master/slave and sentinel modes), how many healthy replicas
 each master has (how many a ``WAIT`` after a lock grant asks for), and the replicas to
 read from. Managers swap views atomically when a refresh finds a change; what moved
@@ -13,7 +13,7 @@ flag as down (cluster ``fail``/``fail?``/``noaddr``; sentinel ``s_down``/``o_dow
 ``disconnected``): a link status of ``err`` or a cluster bus link being re-established is
 a snapshot (sentinel refreshes a replica's INFO only every 10 s), so such a replica is
 waited for, not forgotten. Where the master's own ``INFO replication`` was read, the
-larger of the two counts is taken (:meth:`TopologyView.with_master_counts`); the master's
+larger of the two counts is taken (`TopologyView.with_master_counts`); the master's
 count alone is never trusted to go down, since it drops to 0 exactly when a replica has
 just been cut off, the moment a WAIT matters most.
 """

@@ -1,15 +1,15 @@
-"""How a :class:`Call` or :class:`Direct` goes on the wire, and what its replies mean.
+"""How a `Call` or `Direct` goes on the wire, and what its replies mean.
 
 Both shells send a planned batch on one connection to one node and read one reply per
 command; this module decides the commands (EVALSHA or EVAL, an ``ASKING`` prefix, a
 trailing ``WAIT``) and turns the replies into an outcome: done, re-send as EVAL
 (NOSCRIPT), follow a redirect (MOVED, ASK), or fail. A reply that refuses the command
 (NOREPLICAS, READONLY from a demoted master, BUSY...: see
-:mod:`redisson_py.core.routing.refusals`) fails as a :class:`~redisson_py.core.routing.refusals.Refusal`
+`redisson_py.core.routing.refusals`) fails as a `Refusal`
 naming the node, which the flows retry when it is transient; the command was not
 executed. Those that say the client's view is stale (READONLY, TRYAGAIN, CLUSTERDOWN,
 MASTERDOWN) also ask the manager for a refresh. An error reply that fails the call
-records the node it came from (:func:`~redisson_py.core.routing.failures.note_node`).
+records the node it came from (`note_node`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Planned:
     """Ask the master which replicas are attached to it (``ROLE``) first, on the same
     connection, and wait for at least that many: the view flags some of its replicas
     down, and one may be back already, unknown to the view (see
-    :meth:`~redisson_py.core.routing.manager_base.Group.raise_required`)."""
+    `raise_required`)."""
 
     @property
     def syncs(self) -> bool:
@@ -68,7 +68,7 @@ class Planned:
     def commands(self, *, wait: bool = True) -> list[tuple[Arg, ...]]:
         """The commands to send; with ``wait`` False, without the trailing WAIT (a
         group of calls on one connection shares one: see
-        :class:`~redisson_py.core.routing.manager_base.Group`)."""
+        `Group`)."""
         wire: list[tuple[Arg, ...]] = [("ASKING",)] if self.asking else []
         for command in self.effect.commands:
             if isinstance(command, ScriptCommand):
@@ -171,8 +171,8 @@ Outcome = Done | Resend | Fail
 
 def as_refusal(error: BaseException, address: Address) -> BaseException:
     """``error``, met on ``address`` outside a call's replies (redis-py's handshake on a
-    new connection: its health-check PING answered BUSY, say), as :func:`interpret`
-    reports a refused reply: a :class:`~redisson_py.core.routing.refusals.Refusal` naming the node
+    new connection: its health-check PING answered BUSY, say), as `interpret`
+    reports a refused reply: a `Refusal` naming the node
     when it is one (the shell raises it from ``error``); any other error as it is."""
     if not isinstance(error, ResponseError) or isinstance(error, Refusal):
         return error
@@ -255,8 +255,8 @@ def _result(planned: Planned, replies: list[Any]) -> CallResult | tuple[Any, ...
 
 
 def finished(planned: Planned, replies: list[Any]) -> CallResult | tuple[Any, ...] | None:
-    """What :func:`settle` returns for first replies that hold no error and follow no
-    ``ASKING`` (nearly every call), without starting its loop; None: ask :func:`settle`."""
+    """What `settle` returns for first replies that hold no error and follow no
+    ``ASKING`` (nearly every call), without starting its loop; None: ask `settle`."""
     if planned.asking:
         return None
     for reply in replies:
@@ -269,7 +269,7 @@ def settle(
     planned: Planned, replies: list[Any], suspect: Callable[[Address | None], None]
 ) -> Generator[Planned, list[Any], CallResult | tuple[Any, ...]]:
     """The re-send loop of one call, written once for both shells: given the first
-    replies, yield each :class:`Planned` re-send (EVAL after NOSCRIPT, the redirect of a
+    replies, yield each `Planned` re-send (EVAL after NOSCRIPT, the redirect of a
     MOVED or ASK) and receive its replies, until the outcome is known; return it, or
     raise the reply's error. ``suspect(address)`` asks the manager for a topology
     refresh (None: a slot moved) when an answer says its view is stale.

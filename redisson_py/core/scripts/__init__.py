@@ -14,7 +14,7 @@ Redisson's scripts, which only ever touch their own owner field or the whole key
 not disturbed by it. Request ids start with a letter, so a script that reads every
 field as a hold count (Redisson's read-write lock does) never takes one for a number.
 Every key a script touches shares the lock's hash slot (see
-:mod:`redisson_py.core.routing.naming`); it is declared in KEYS unless its name is only known
+`redisson_py.core.routing.naming`); it is declared in KEYS unless its name is only known
 inside the script (a read-write lock's per-hold timeout keys, as in Redisson).
 
 Scripts that publish take the publish command as an argument (``publish``, or
@@ -48,7 +48,7 @@ starts a new request). ``%(extra)s`` adds fields to the granted reply."""
 
 
 def request_check(extra: str = "") -> str:
-    """:data:`REQUEST_CHECK` with ``extra`` (Lua, ``, value``) added to its reply."""
+    """`REQUEST_CHECK` with ``extra`` (Lua, ``, value``) added to its reply."""
     return REQUEST_CHECK % {"extra": extra}
 
 

@@ -1,10 +1,10 @@
 """The fenced resource's script: a write that a Redis-held resource accepts only from the
-holder of the highest fencing token it has seen (see :mod:`redisson_py.core.flows.fenced_resource`).
+holder of the highest fencing token it has seen (see `redisson_py.core.flows.fenced_resource`).
 
 Data layout (redisson-py's own; Redisson has no fenced resource), every key in the
 resource's hash slot:
 
-- ``name``: the resource itself, a string (:meth:`set`) or a hash (:meth:`hset`), read
+- ``name``: the resource itself, a string (``set``) or a hash (``hset``), read
   and written by any Redis tool as usual;
 - ``redisson_py_fence:{name}``: its fence record, a hash ``{token, owner}``: the highest
   token a write was accepted with and the owner that first wrote with it. Never expires;

@@ -3,14 +3,14 @@
 Data layout, Redisson's: the count is a plain integer string at the key ``name``; no
 key means a count of 0 (the latch is open). Its channel is
 ``redisson_countdownlatch__channel__{name}`` (see
-:func:`redisson_py.core.flows.count_down_latch.channel_name` for the one cluster exception), on
+`redisson_py.core.flows.count_down_latch.channel_name` for the one cluster exception), on
 which ``0`` announces that the count reached zero (waiters wake) and ``1`` that a new
 count was set (waiters keep waiting).
 
 Keys end with the request's latch, and the first argument is its lifetime (ms), as in
-:mod:`redisson_py.core.scripts.requests`; the second is the publish command. Setting the
-count is :data:`~redisson_py.core.scripts.requests.TRY_SET`, with
-:data:`NEW_COUNT_MESSAGE`.
+`redisson_py.core.scripts.requests`; the second is the publish command. Setting the
+count is `TRY_SET`, with
+`NEW_COUNT_MESSAGE`.
 """
 
 from __future__ import annotations

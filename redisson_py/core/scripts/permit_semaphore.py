@@ -1,14 +1,14 @@
 """The permit-expirable semaphore's scripts (Redisson's ``RPermitExpirableSemaphore``).
 
 Data layout, Redisson's: the number of available permits at the key ``name`` (a plain
-integer string, as :mod:`~redisson_py.core.scripts.semaphore`'s); the acquired permits
+integer string, as `semaphore`'s); the acquired permits
 in the sorted set ``{name}:timeout``, one member per permit: its id, 16 random bytes
 stored as they are (the user sees them as 32 hex digits), scored by its expiry in
-wall-clock milliseconds, or :data:`NO_LEASE` for a permit without a lease. Changes that
+wall-clock milliseconds, or `NO_LEASE` for a permit without a lease. Changes that
 make permits available publish on ``redisson_sc:{name}``: the new count (a release, a
 reclaim), or the permits added (``add_permits``).
 
-Every script first reclaims the permits whose lease ran out (:func:`reclaim`): they
+Every script first reclaims the permits whose lease ran out (`reclaim`): they
 leave the set and return to the count, so a dead holder's permits come back at the next
 call of any client. Times are the calling client's wall clock, as in Redisson: keep the
 clients' clocks in step (NTP) to well within a lease.

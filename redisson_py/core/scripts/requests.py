@@ -1,5 +1,5 @@
 """Lua pieces that make the semaphores' and the latch's scripts count once per request,
-and the scripts they share (:data:`TRY_SET`, :data:`DELETE`).
+and the scripts they share (`TRY_SET`, `DELETE`).
 
 Redisson's semaphore and latch scripts are not idempotent: a release or a count-down
 whose reply was lost and which is sent again would count twice. redisson-py gives each
@@ -8,12 +8,12 @@ logical call a request id (one per ``release()``, kept by all its retries; one p
 slot, ``redisson_py_request:{name}:<request id>``, which lives for the client's latch
 lifetime (longer than every retry of the call). Redisson's own scripts never read it.
 
-- A mutation (release, add, count down...) is wrapped by :func:`remembered`: its first
+- A mutation (release, add, count down...) is wrapped by `remembered`: its first
   run stores its integer reply in the latch; a retry gets that reply back and changes
   nothing.
 - An acquire records ``granted`` in the latch when it takes permits
-  (:data:`GRANT_CHECK`); an attempt of the same acquire run later (a retry, or one the
-  server runs late) finds it and takes nothing more. An undo (:data:`UNDO_CHECK`)
+  (`GRANT_CHECK`); an attempt of the same acquire run later (a retry, or one the
+  server runs late) finds it and takes nothing more. An undo (`UNDO_CHECK`)
   marks the latch ``undone``, whether or not the acquire ran yet, and gives the permits
   back only if it had: an attempt the server runs after the undo takes nothing.
 """

@@ -18,7 +18,7 @@ elsewhere enter at once rather than after the holder's TTL.
 A script that must find every reader's timeout keys builds their names from the hash's
 fields, as Redisson's do (they cannot be declared in KEYS; they share the lock's slot).
 It takes a field's value for a hold count only when it reads as a number, so the
-request-id fields redisson-py adds (see :mod:`redisson_py.core.scripts`) never count.
+request-id fields redisson-py adds (see `redisson_py.core.scripts`) never count.
 
 A reader's field can outlive its holds: a lease (or a stalled watchdog) runs out while
 another reader keeps the hash alive. redisson-py's scripts then treat the owner as

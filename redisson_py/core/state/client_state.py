@@ -1,6 +1,6 @@
 """What one client instance knows, independent of how it does I/O.
 
-A :class:`ClientState` is shared by the sync and asyncio clients: the client id that
+A `ClientState` is shared by the sync and asyncio clients: the client id that
 prefixes every owner field, the lock settings taken from the config, the table of holds,
 and the client-wide lost-lock callback. Forking gives the child a new client id and an
 empty table, so a child never unlocks, renews or reenters its parent's holds.
@@ -51,7 +51,7 @@ class LockSettings:
     def key_ttl(self, lease: float | None) -> float:
         """The rule "no lease means the watchdog", decided here and nowhere else: the TTL
         a hold's key gets is its ``lease``, or without one (None) the watchdog timeout,
-        and the watchdog then renews it every :attr:`renew_interval`."""
+        and the watchdog then renews it every `renew_interval`."""
         return self.watchdog_timeout if lease is None else lease
 
     @property
@@ -69,7 +69,7 @@ class LockSettings:
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """What the core needs of the world and does not take for itself: each shell gives
-    its own (``RUNTIME`` in :mod:`redisson_py.asyncio._primitives` and in its threaded
+    its own (``RUNTIME`` in `redisson_py.asyncio._primitives` and in its threaded
     twin), and a test may give a fake clock (``dataclasses.replace(RUNTIME, clock=...)``).
     The core imports no ``asyncio`` or ``threading`` and reads no clock of its own."""
 
@@ -102,9 +102,9 @@ class ClientState:
         self.settings = settings
         self.runtime = runtime
         self.clock = runtime.clock
-        """Monotonic seconds (:attr:`Runtime.clock`)."""
+        """Monotonic seconds (`Runtime.clock`)."""
         self.wall_clock = runtime.wall_clock
-        """Seconds since the epoch (:attr:`Runtime.wall_clock`)."""
+        """Seconds since the epoch (`Runtime.wall_clock`)."""
         self.on_lock_lost = on_lock_lost
         self.holds = HoldTable(runtime.new_mutex)
         self.client_id = str(uuid.uuid4())
@@ -113,7 +113,7 @@ class ClientState:
         self.closed = False
         """Set by the client's shutdown: every later call raises ClientClosedError."""
         self.listeners: tuple[Callable[[Any], object], ...] = ()
-        """Lock event listeners (see :mod:`redisson_py.core.state.events`); empty: no cost."""
+        """Lock event listeners (see `redisson_py.core.state.events`); empty: no cost."""
         _live_states.add(self)
 
     def _after_fork_in_child(self) -> None:

@@ -1,10 +1,11 @@
 """Lock events for observers (metrics, tracing, logs), independent of how I/O is done.
 
 A listener registered on a client (``client.add_listener(callback)``) receives a
-:class:`LockEvent` for every acquire, release, watchdog renewal, failed renewal and
-loss of that client's locks. Listeners are called synchronously, in the thread or task
-where the event happens: they must be cheap and must not block. An exception raised by
-a listener is logged and swallowed, so it never breaks a lock call or the watchdog.
+[`LockEvent`][redisson_py.events.LockEvent] for every acquire, release, watchdog
+renewal, failed renewal and loss of that client's locks. Listeners are called
+synchronously, in the thread or task where the event happens: they must be cheap and
+must not block. An exception raised by a listener is logged and swallowed, so it never
+breaks a lock call or the watchdog.
 
 With no listener registered, each emission point costs one attribute check
 (``state.listeners`` is an empty tuple), so the hot path pays nothing measurable.

@@ -4,7 +4,7 @@ Redis is the authority on who holds a lock; this table is what one client knows 
 its own holds, for two purposes:
 
 - the watchdog renews the holds taken without a lease, checks that the leased ones still
-  exist, and reports a hold whose safe time ran out (:mod:`redisson_py.core.flows.watchdog`);
+  exist, and reports a hold whose safe time ran out (`redisson_py.core.flows.watchdog`);
   each loss is reported once;
 - a hold the client has reported lost makes the next ``unlock()`` raise, even if the
   key happens to be back by then.
@@ -57,11 +57,11 @@ class Hold:
 
     ``expires_at`` (monotonic seconds) is the hold's safe end: until then no other
     client can be granted the lock, on the master or on a replica a failover could
-    promote. It is :func:`safe_end` of the last confirmed write of the key's expiry (the
+    promote. It is `safe_end` of the last confirmed write of the key's expiry (the
     acquire, a renewal, an extension): when it was *sent*, plus the TTL it set, minus
-    :func:`safety_margin`. A write counts as confirmed when the master applied it and,
+    `safety_margin`. A write counts as confirmed when the master applied it and,
     with replica sync on, the replicas a grant waits for acknowledged it (see
-    :mod:`redisson_py.core.flows.watchdog`). ``lease`` is the lease of the last acquire (None:
+    `redisson_py.core.flows.watchdog`). ``lease`` is the lease of the last acquire (None:
     the watchdog's). ``unconfirmed`` says why the last renewal did not count (None: it
     did), for the loss report. ``on_lost`` reports a loss: the lock's own reporter, or
     the aggregator of the MultiLock/RedLock the hold is a member of.
@@ -77,17 +77,17 @@ class Hold:
     releasing: int = 0
     lease: float | None = None
     kind: Any = None
-    """The lock's :class:`~redisson_py.core.flows.lock_kinds.LockKind` (its renewal script);
+    """The lock's `LockKind` (its renewal script);
     None: the reentrant lock's."""
     unconfirmed: str | None = None
     checked: bool = True
     """Whether renewal rounds look at the key (False: a semaphore's leased permit, whose
     only watch is its safe end)."""
     acquires: tuple[str, ...] = ()
-    """The request ids of the acquires of this hold (the last :data:`MAX_ACQUIRES`):
+    """The request ids of the acquires of this hold (the last `MAX_ACQUIRES`):
     a release carries them, so one that reaches the server after the owner took the
     lock again by other acquires releases nothing (see
-    :func:`redisson_py.core.scripts.old_hold_check`)."""
+    `redisson_py.core.scripts.old_hold_check`)."""
 
 
 MAX_ACQUIRES = 16
@@ -114,7 +114,7 @@ def safe_end(sent_at: float, ttl: float) -> float:
     """The safe end of a hold whose key's expiry was set to ``ttl`` seconds by a write
     sent at ``sent_at`` (monotonic) and confirmed: the key lives at least until
     ``sent_at + ttl`` on every node that has the write (the server counts from when it
-    runs the write, after it was sent), less :func:`safety_margin`."""
+    runs the write, after it was sent), less `safety_margin`."""
     return sent_at + ttl - safety_margin(ttl)
 
 
@@ -192,11 +192,11 @@ class HoldTable:
         ``request_id`` ("": an extension, which is no acquire).
 
         ``lease`` None means the watchdog keeps the key alive; ``ttl`` is the TTL the
-        write gave the key (:meth:`~redisson_py.core.state.client_state.LockSettings.key_ttl`
+        write gave the key (`key_ttl`
         of the lease). A reentrant acquire with a
         lease turns a watchdog hold into a leased one and back, as the last acquire sets
-        the key's TTL on the server. The hold is safe until :func:`safe_end` of ``now``
-        and its TTL. :attr:`watcher`, if set, is told of the hold.
+        the key's TTL on the server. The hold is safe until `safe_end` of ``now``
+        and its TTL. `watcher`, if set, is told of the hold.
         """
         key = (name, owner)
         with self._lock:
@@ -284,7 +284,7 @@ class HoldTable:
 
     def expires_at(self, name: str, owner: str) -> float | None:
         """The safe end of ``owner``'s hold on ``name`` (monotonic seconds; see
-        :class:`Hold`), or None when this client knows of no such hold."""
+        `Hold`), or None when this client knows of no such hold."""
         with self._lock:
             hold = self._holds.get((name, owner))
             return None if hold is None else hold.expires_at
@@ -318,7 +318,7 @@ class HoldTable:
 
     def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float, now: float) -> bool:
         """Record a confirmed renewal sent at ``sent_at``: the hold is safe until
-        :func:`safe_end` of it, and no longer unconfirmed. A hold whose safe end had
+        `safe_end` of it, and no longer unconfirmed. A hold whose safe end had
         passed by ``now`` stays as it is: it is reported lost (that it was renewed
         since does not undo the time it was not safe). True when the hold was renewed."""
         with self._lock:
@@ -390,7 +390,7 @@ def report_lost(
     then the callback,
     whose exceptions are logged, never propagated into the watchdog. What an async
     callback returns goes to ``await_later`` (the shell's
-    :attr:`~redisson_py.core.state.client_state.Runtime.await_later`). ``subject`` names
+    `await_later`). ``subject`` names
     what was lost in the log line when it is not a lock (a semaphore's permit)."""
     if subject is None:
         log.error("lock %r lost by %s: %s", name, owner, reason)

@@ -2,8 +2,8 @@
 client's listeners.
 
 A hold is lost when its key is found gone (a renewal round, an unlock), or when its safe
-end passes (:func:`report_expired`: a lease that ran out while held, renewals that were
-not confirmed in time; see :class:`~redisson_py.core.state.holds.Hold`). The report is the
+end passes (`report_expired`: a lease that ran out while held, renewals that were
+not confirmed in time; see `Hold`). The report is the
 same whoever finds it: the hold leaves the client's table (renewal stops, the owner's
 next ``unlock()`` raises saying how it went), a ``lost`` event goes to the listeners, and
 the hold's ``on_lost`` tells the lock's callback (or its MultiLock/RedLock's).
@@ -67,10 +67,10 @@ def expiry_reason(hold: Hold) -> str:
 
 
 UNREACHABLE = "unreachable: "
-"""How :attr:`Hold.unconfirmed` starts when the last renewal did not reach the node."""
+"""How `Hold.unconfirmed` starts when the last renewal did not reach the node."""
 
 REFUSED = "refused: "
-"""How :attr:`Hold.unconfirmed` starts when the node refused the last renewal
+"""How `Hold.unconfirmed` starts when the node refused the last renewal
 (CLUSTERDOWN on a minority master, NOREPLICAS, READONLY after a demotion...)."""
 
 

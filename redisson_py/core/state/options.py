@@ -1,4 +1,4 @@
-"""From a :class:`~redisson_py.config.Config` to what the managers and locks use."""
+"""From a [`Config`][redisson_py.config.Config] to what the managers and locks use."""
 
 from __future__ import annotations
 

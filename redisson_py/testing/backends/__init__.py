@@ -26,8 +26,8 @@ BACKENDS = ("container", "process", "auto")
 def resolve_backend(name: str) -> str:
     """Turn ``"auto"`` into ``"container"`` or ``"process"``; check the name.
 
-    Raises :class:`TopologyError` for an unknown name. Does not check that the chosen
-    backend can run; :func:`create_backend` does.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] for an unknown name.
+    Does not check that the chosen backend can run; `create_backend` does.
     """
     if name not in BACKENDS:
         raise TopologyError(f"unknown backend {name!r}; use one of: {', '.join(BACKENDS)}.")
@@ -39,8 +39,9 @@ def resolve_backend(name: str) -> str:
 def create_backend(name: str) -> Backend:
     """A ready backend for ``name`` (``auto`` resolved first).
 
-    Raises :class:`TopologyError` in one sentence when it cannot run here: no Docker
-    engine for containers, no redis-server binary for processes.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] in one sentence when it
+    cannot run here: no Docker engine for containers, no redis-server binary for
+    processes.
     """
     resolved = resolve_backend(name)
     if resolved == "container":

@@ -1,7 +1,7 @@
 """The interface both backends implement: launch a node, and act on it.
 
-A *backend* turns a :class:`LaunchPlan` (which node, which port, which config file) into a
-:class:`NodeRuntime`: the running thing, a process or a container, with the few
+A *backend* turns a `LaunchPlan` (which node, which port, which config file) into a
+`NodeRuntime`: the running thing, a process or a container, with the few
 operations the harness needs. Everything above this interface (nodes, topologies,
 failover) is the same for both backends.
 """

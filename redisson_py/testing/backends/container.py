@@ -9,7 +9,7 @@ Containers run as the calling user, so those files stay the user's to clean up.
 
 Pause and resume use ``docker pause``/``unpause`` (the cgroup freezer). Every container
 carries labels naming its topology, its owner process and whether it is detached, which
-is what the leftover sweep (:mod:`redisson_py.testing.topologies.cleanup`) goes by; Testcontainers'
+is what the leftover sweep (`redisson_py.testing.topologies.cleanup`) goes by; Testcontainers'
 own reaper (Ryuk) is disabled because its image usually cannot be pulled here.
 
 This is the only module that imports Testcontainers.
@@ -213,9 +213,10 @@ class ContainerRuntime(NodeRuntime):
 
 class ContainerBackend:
     """Runs nodes in containers of the image
-    :func:`~redisson_py.testing.backends.image.resolve_image` picks.
+    `resolve_image` picks.
 
-    Raises :class:`TopologyError` (one sentence) when no Docker engine answers.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] (one sentence) when no
+    Docker engine answers.
     """
 
     name = "container"

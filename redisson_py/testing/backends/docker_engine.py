@@ -60,7 +60,8 @@ def _ping(timeout: float) -> bool:
 
 
 def require_docker_engine() -> None:
-    """Raise :class:`TopologyError` in one sentence when the container backend cannot run."""
+    """Raise [`TopologyError`][redisson_py.testing.TopologyError] in one sentence when
+    the container backend cannot run."""
     try:
         import docker  # noqa: F401, PLC0415
     except ImportError:

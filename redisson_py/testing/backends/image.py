@@ -51,7 +51,8 @@ _resolved: dict[str, str] = {}
 def resolve_image(client: Any | None = None) -> str:
     """The image to run, made present locally (pulled or built) before returning.
 
-    Cached per engine for the life of the process. Raises :class:`TopologyError` when
+    Cached per engine for the life of the process. Raises
+    [`TopologyError`][redisson_py.testing.TopologyError] when
     ``REDISSON_PY_REDIS_IMAGE`` names an image that is neither present nor pullable.
     """
     key = engine_location()
@@ -183,7 +184,8 @@ def ensure_local_image(client: Any | None = None, binary: RedisServerBinary | No
     """Build (or find) the local image from this machine's redis-server; return its tag.
 
     Idempotent: the tag carries a digest of the packed files, and an existing tag is
-    reused without rebuilding. Raises :class:`TopologyError` if no redis-server is found.
+    reused without rebuilding. Raises
+    [`TopologyError`][redisson_py.testing.TopologyError] if no redis-server is found.
     """
     client = client or docker_client()
     binary = binary or find_redis_server()

@@ -8,7 +8,7 @@ the *thread* that forked the child, which is why this backend never launches fro
 threads.
 
 A node of a topology with ``network="namespace"`` is moved into the topology's network
-namespace by ``setns`` in the child, before ``exec`` (:func:`child_setup`), rather than
+namespace by ``setns`` in the child, before ``exec`` (`child_setup`), rather than
 run through ``ip netns exec``: no extra program between us and redis-server (the pid we
 hold is the node's), and no private mount namespace, which ``ip netns exec`` would make.
 """
@@ -197,7 +197,7 @@ class ProcessRuntime(NodeRuntime):
 
 
 class ProcessBackend:
-    """Runs nodes as local ``redis-server`` processes (see :mod:`.binaries` for which)."""
+    """Runs nodes as local ``redis-server`` processes (see `binaries` for which)."""
 
     name = "process"
     parallel_launch = False

@@ -1,10 +1,10 @@
 """A node's wall clock moved on purpose: libfaketime, preloaded into the node's process.
 
-A :class:`FakeClock` is one offset, kept in a timestamp file that libfaketime reads on
+A `FakeClock` is one offset, kept in a timestamp file that libfaketime reads on
 every time call (``FAKETIME_TIMESTAMP_FILE`` with ``FAKETIME_NO_CACHE=1``); the processes
-started with its :meth:`FakeClock.environment` (pass it to ``start_topology(...,
+started with its `FakeClock.environment` (pass it to ``start_topology(...,
 node_environment={"master-0": clock.environment()})``) see the real time plus that offset
-from the moment :meth:`FakeClock.jump` rewrites the file. Only the wall clock moves (an
+from the moment `FakeClock.jump` rewrites the file. Only the wall clock moves (an
 NTP step does that); the monotonic clock Redis times its own timers with stays true
 (``FAKETIME_DONT_FAKE_MONOTONIC=1``). A Redis whose clock jumps forward expires keys
 early: a lock's key set with a 3 s TTL is gone at once after a 5 s jump, while its holder,
@@ -21,9 +21,9 @@ Two things this module takes care of, so callers need not:
   loaded into, and deletes them only when the process exits normally; the harness kills
   nodes with SIGKILL, which would leave ``/dev/shm/faketime_*`` behind. Each clock makes
   one pair itself and hands it to its processes (``FAKETIME_SHARED``), so they make none,
-  and :meth:`FakeClock.close` deletes it.
+  and `FakeClock.close` deletes it.
 
-Linux only. :func:`faketime_support` says whether it can run here, or why not.
+Linux only. `faketime_support` says whether it can run here, or why not.
 """
 
 from __future__ import annotations
@@ -138,13 +138,14 @@ class _SharedObjects:
 
 
 class FakeClock:
-    """A wall-clock offset for the processes started with :meth:`environment`.
+    """A wall-clock offset for the processes started with `environment`.
 
     ``directory`` holds its timestamp file (``<name>.faketime``). The offset starts at 0;
-    :meth:`jump` moves it, :meth:`reset` brings it back to 0, both at once for every
+    `jump` moves it, `reset` brings it back to 0, both at once for every
     process using the clock. Close it (or leave its ``with`` block) after those processes
-    have exited: that deletes what they shared. Raises :class:`TopologyError` when
-    libfaketime is not available (:func:`faketime_support` says why).
+    have exited: that deletes what they shared. Raises
+    [`TopologyError`][redisson_py.testing.TopologyError] when libfaketime is not
+    available (`faketime_support` says why).
     """
 
     def __init__(self, directory: Path, name: str):

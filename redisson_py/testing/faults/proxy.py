@@ -1,7 +1,7 @@
 """A loopback TCP proxy that loses replies on purpose: the "lost reply" fault.
 
 A client talks to the proxy, the proxy to one Redis node, both on 127.0.0.1. Armed with
-:meth:`ReplyDropper.drop_reply_of`, it forwards the next command whose bytes contain a
+`ReplyDropper.drop_reply_of`, it forwards the next command whose bytes contain a
 marker (a script's SHA1, say), lets the server execute it, and then cuts that
 connection instead of forwarding the reply: exactly the case where a client cannot
 know whether its command was applied, and must retry without applying it twice.
@@ -24,8 +24,8 @@ _CHUNK = 65536
 class LoopbackProxy:
     """Forward 127.0.0.1:``port`` to 127.0.0.1:``target_port``, one thread per direction.
 
-    Subclasses say what happens to the bytes of each direction (:meth:`_up`, client to
-    server; :meth:`_down`, server to client); this class accepts, connects, tracks the
+    Subclasses say what happens to the bytes of each direction (`_up`, client to
+    server; `_down`, server to client); this class accepts, connects, tracks the
     sockets and closes them. ``TCP_NODELAY`` on both sides: a proxy must not add Nagle's
     delays to what it measures or breaks.
     """

@@ -6,12 +6,12 @@ namespace can cut any node or client off from any other while all keep running:
 ``topology.partition``, ``isolate``, ``heal``, ``cuts``, ``client_host``, and for clients
 on a side ``topology.network.popen`` and ``topology.network.joined``.
 
-:func:`partition_support` says whether this machine can run them (None) or why not, for
-``pytest.skip``. Modules: :mod:`.support` (what is needed), :mod:`.namespace` (``ip
-netns`` and ``setns``), :mod:`.cuts` (partitions as iptables rules, pure),
-:mod:`.topology_network` (one topology's network), :mod:`.source_binding` and
-:mod:`.run_from` (clients leaving from their host's address),
-:mod:`.harness_connections` (the harness's own connections into the namespace).
+[`partition_support`][redisson_py.testing.partition_support] says whether this machine
+can run them (None) or why not, for ``pytest.skip``. Modules: `support` (what is
+needed), `namespace` (``ip netns`` and ``setns``), `cuts` (partitions as iptables rules,
+pure), `topology_network` (one topology's network), `source_binding` and `run_from`
+(clients leaving from their host's address), `harness_connections` (the harness's own
+connections into the namespace).
 """
 
 from __future__ import annotations

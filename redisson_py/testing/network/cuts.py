@@ -59,7 +59,8 @@ def cuts_between(
 
     Both ways by default: every member of each side loses every member of the other.
     ``one_way``: only packets from ``side_a`` to ``side_b`` are dropped. Raises
-    :class:`TopologyError` for an empty side or a member (by name or address) on both.
+    [`TopologyError`][redisson_py.testing.TopologyError] for an empty side or a member
+    (by name or address) on both.
     """
     if not side_a or not side_b:
         raise TopologyError("a partition needs at least one member on each side.")
@@ -78,7 +79,7 @@ def cuts_between(
 def everyone_else(members: Sequence[Host], everyone: Sequence[Host]) -> list[Host]:
     """The other side when ``members`` are isolated: everyone not among them.
 
-    Raises :class:`TopologyError` if nobody is left on the other side.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] if nobody is left on the other side.
     """
     inside = {h.name for h in members}
     others = [h for h in everyone if h.name not in inside]
@@ -95,7 +96,7 @@ def drop_rule(cut: Cut) -> list[str]:
 def partition_rules(
     side_a: Sequence[Host], side_b: Sequence[Host], *, one_way: bool = False
 ) -> list[list[str]]:
-    """The iptables argument lists of :func:`cuts_between` (one per one-way cut)."""
+    """The iptables argument lists of `cuts_between` (one per one-way cut)."""
     return [drop_rule(cut) for cut in cuts_between(side_a, side_b, one_way=one_way)]
 
 

@@ -2,7 +2,7 @@
 
 A namespace made here has only its loopback device, up: every address of 127.0.0.0/8 is
 local to it, so each node can bind an address of its own and nothing in it can reach
-anything outside it. Names start with :data:`PREFIX`; only such names are ever deleted.
+anything outside it. Names start with `PREFIX`; only such names are ever deleted.
 
 Switching uses ``setns(2)`` through ctypes (Python 3.11 has no ``os.setns``). A network
 namespace belongs to a *thread*, and a socket keeps the namespace of the thread that
@@ -72,7 +72,7 @@ def enter_in_child(fd: int) -> Callable[[], None]:
 def open_namespace(name: str) -> int:
     """A read-only descriptor on the named namespace (close it after use).
 
-    Raises :class:`TopologyError` if it does not exist."""
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] if it does not exist."""
     try:
         return os.open(NAMESPACE_DIR / _check_name(name), os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
@@ -115,9 +115,10 @@ def _ip(*args: str) -> subprocess.CompletedProcess[str]:
 def delete_namespace(name: str) -> bool:
     """Delete the harness's namespace ``name`` (``ip netns delete``); True if it existed.
 
-    Names that are not the harness's are refused (:class:`TopologyError`): this runs on
-    names read back from state files. Processes still inside keep the namespace alive,
-    unnamed, until they exit; callers stop them first.
+    Names that are not the harness's are refused
+    ([`TopologyError`][redisson_py.testing.TopologyError]): this runs on names read back
+    from state files. Processes still inside keep the namespace alive, unnamed, until
+    they exit; callers stop them first.
     """
     _check_name(name)
     if not namespace_exists(name):
@@ -131,7 +132,7 @@ def delete_namespace(name: str) -> bool:
 
 
 class NetworkNamespace:
-    """One named namespace, made by :meth:`create`, removed by :meth:`delete`.
+    """One named namespace, made by `create`, removed by `delete`.
 
     Holds a file descriptor on it while it exists, for switching threads and children.
     """
@@ -148,8 +149,8 @@ class NetworkNamespace:
     def create(cls, name: str) -> NetworkNamespace:
         """``ip netns add NAME`` and bring its loopback up.
 
-        Raises :class:`TopologyError` if the namespace exists already or ``ip`` fails; a
-        namespace half made is deleted again.
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] if the namespace
+        exists already or ``ip`` fails; a namespace half made is deleted again.
         """
         _check_name(name)
         if namespace_exists(name):
@@ -201,13 +202,13 @@ class NetworkNamespace:
         return thread_namespace_inode() == self.inode
 
     def child_setup(self) -> Callable[[], None]:
-        """See :func:`enter_in_child`."""
+        """See `enter_in_child`."""
         return enter_in_child(self.fd)
 
     def run(self, argv: Sequence[str], *, stdin: str | None = None) -> None:
         """Run ``argv`` inside the namespace and wait for it.
 
-        Raises :class:`TopologyError` with its stderr if it fails.
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] with its stderr if it fails.
         """
         result = subprocess.run(
             list(argv),

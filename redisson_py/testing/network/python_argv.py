@@ -1,4 +1,4 @@
-"""Recognising a Python command line and routing it through :mod:`.run_from`.
+"""Recognising a Python command line and routing it through `run_from`.
 
 ``[python, *options, "-m", module, *args]``, ``[python, *options, script, *args]`` and
 ``[python, *options, "-c", code, *args]`` become ``[python, *options, "-m",
@@ -30,11 +30,12 @@ def is_python(executable: str) -> bool:
 
 
 def through_run_from(argv: Sequence[str], source: str) -> list[str] | None:
-    """``argv`` rewritten to run through :mod:`.run_from` with ``source`` bound, or None
+    """``argv`` rewritten to run through `run_from` with ``source`` bound, or None
     when ``argv`` is not a Python command.
 
-    Raises :class:`TopologyError` for a Python command with nothing to run (the REPL,
-    a program read from stdin): its connections could not be bound.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] for a Python command
+    with nothing to run (the REPL, a program read from stdin): its connections could not
+    be bound.
     """
     if not argv or not is_python(argv[0]):
         return None

@@ -7,7 +7,7 @@ the topology's network namespace, so they are on the side of their client host::
     python -m redisson_py.testing.network.run_from --source 127.0.0.9 -- script.py args
     python -m redisson_py.testing.network.run_from --source 127.0.0.9 -- -c "code" args
 
-It binds the source for every thread (:func:`.source_binding.bind_process`; redis-py has
+It binds the source for every thread (`source_binding.bind_process`; redis-py has
 no source-address option), then runs the target as ``python -m``/``python script``/
 ``python -c`` would: ``__name__ == "__main__"``, ``sys.argv`` as the target expects it,
 ``sys.path[0]`` the script's directory (the working directory for ``-m`` and ``-c``).

@@ -11,13 +11,13 @@ in C).
 
 Two scopes:
 
-- :func:`bind_process` (a client started by ``topology.network.popen``): every thread of
+- `bind_process` (a client started by ``topology.network.popen``): every thread of
   the process;
-- :func:`bind_namespace` (``topology.network.joined``): only sockets made by threads that
+- `bind_namespace` (``topology.network.joined``): only sockets made by threads that
   are in the given network namespace (by its inode), so the rest of the test process is
   left alone.
 
-:func:`exempt` lets the harness's own connections (always from 127.0.0.1, which no cut
+`exempt` lets the harness's own connections (always from 127.0.0.1, which no cut
 touches) through untouched.
 """
 
@@ -116,9 +116,10 @@ def bind_namespace(namespace_inode: int, source: str) -> Iterator[None]:
     """For the block, connections made by threads in the namespace ``namespace_inode``
     leave from ``source``.
 
-    Blocks nest for the same source. Raises :class:`TopologyError` if another source is
-    bound in that namespace: a thread started inside a block can only be told apart by
-    its namespace, so one process holds one side of a namespace at a time.
+    Blocks nest for the same source. Raises
+    [`TopologyError`][redisson_py.testing.TopologyError] if another source is bound in
+    that namespace: a thread started inside a block can only be told apart by its
+    namespace, so one process holds one side of a namespace at a time.
     """
     _install()
     with _lock:

@@ -64,8 +64,8 @@ def binary_reason(binary: RedisServerBinary) -> str | None:
 
 
 def require_partition_support(backend: str, binary: RedisServerBinary | None = None) -> None:
-    """Raise :class:`NetworkUnavailableError` unless ``network="namespace"`` can run on
-    ``backend`` here."""
+    """Raise [`NetworkUnavailableError`][redisson_py.testing.NetworkUnavailableError]
+    unless ``network="namespace"`` can run on ``backend`` here."""
     if backend != "process":
         raise NetworkUnavailableError(
             f'network="namespace" needs the process backend, not {backend}: the container '

@@ -47,9 +47,10 @@ def namespace_name(topology_id: str) -> str:
 class TopologyNetwork:
     """The network namespace of one topology, and what happens in it.
 
-    Made by :func:`~redisson_py.testing.start_topology` for ``network="namespace"``; reached
-    as ``topology.network``. The partition methods (``partition``, ``isolate``, ``heal``,
-    ``cuts``, ``client_host``) are also on the topology itself.
+    Made by [`start_topology`][redisson_py.testing.start_topology] for
+    ``network="namespace"``; reached as ``topology.network``. The partition methods
+    (``partition``, ``isolate``, ``heal``, ``cuts``, ``client_host``) are also on the
+    topology itself.
     """
 
     def __init__(self, topology_id: str):
@@ -80,7 +81,8 @@ class TopologyNetwork:
 
     @property
     def namespace(self) -> NetworkNamespace:
-        """The namespace (raises :class:`TopologyError` before start or after stop)."""
+        """The namespace (raises [`TopologyError`][redisson_py.testing.TopologyError]
+        before start or after stop)."""
         if self._namespace is None or self._namespace.deleted:
             raise TopologyError(
                 f"network namespace {self.name} does not exist (not started, or stopped)."
@@ -95,7 +97,8 @@ class TopologyNetwork:
 
     def client_host(self, name: str) -> Host:
         """The client endpoint called ``name``, with an address of its own (the same
-        host for the same name). Raises :class:`TopologyError` for a node's name."""
+        host for the same name). Raises
+        [`TopologyError`][redisson_py.testing.TopologyError] for a node's name."""
         with self._lock:
             host = self._clients.get(name)
             if host is not None:
@@ -186,12 +189,12 @@ class TopologyNetwork:
         """Start ``argv`` inside the namespace as a client on ``host``'s side.
 
         A Python command (``[sys.executable, "-m", module, ...]``, ``[sys.executable,
-        script, ...]`` or ``-c``) runs through :mod:`~redisson_py.testing.network.run_from`,
+        script, ...]`` or ``-c``) runs through `run_from`,
         so its TCP connections to 127.x leave from ``host.address``; any other program runs
         inside the namespace but connects from 127.0.0.1, which no cut touches. The child
         dies with this process (``PR_SET_PDEATHSIG``, tied to the calling thread, as for
         the nodes) and is stopped with the topology at the latest. ``popen_kwargs`` go to
-        :class:`subprocess.Popen` (a ``preexec_fn`` given runs after ours).
+        `subprocess.Popen` (a ``preexec_fn`` given runs after ours).
         """
         client = self._client(host)
         command = through_run_from(argv, client.address) or list(argv)
@@ -220,11 +223,12 @@ class TopologyNetwork:
 
         The thread enters the namespace (threads it starts there stay in it) and the
         sockets that threads in the namespace connect to 127.x leave from ``host.address``
-        (:mod:`~redisson_py.testing.network.source_binding`). At the end the thread goes
+        (`source_binding`). At the end the thread goes
         back to the namespace it came from and the binding is lifted: create *and* use
         (and shut down) clients inside the block; a client's threads that outlive it
         stay in the namespace but reconnect from 127.0.0.1, outside every cut. One
-        client host per process at a time (:class:`TopologyError` otherwise).
+        client host per process at a time
+        ([`TopologyError`][redisson_py.testing.TopologyError] otherwise).
         """
         client = self._client(host)
         namespace = self.namespace
@@ -234,8 +238,9 @@ class TopologyNetwork:
     # -- teardown ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the clients started by :meth:`popen` and delete the namespace (its
-        iptables rules go with it). Idempotent."""
+        """Stop the clients started by
+        [`popen`][redisson_py.testing.TopologyNetwork.popen] and delete the namespace
+        (its iptables rules go with it). Idempotent."""
         with self._lock:
             children, self._children = self._children, []
         for child in children:

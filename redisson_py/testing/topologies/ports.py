@@ -156,8 +156,8 @@ def _take(port: int, with_bus: bool) -> bool:
 def allocate_ports(count: int, *, with_bus: bool = False) -> list[int]:
     """Reserve ``count`` distinct free ports (and their bus ports when ``with_bus``).
 
-    Raises :class:`TopologyError` if the range has no room left, which means something
-    else holds thousands of ports on this machine.
+    Raises [`TopologyError`][redisson_py.testing.TopologyError] if the range has no room
+    left, which means something else holds thousands of ports on this machine.
     """
     chosen: list[int] = []
     with _lock:
@@ -181,7 +181,7 @@ def allocate_ports(count: int, *, with_bus: bool = False) -> list[int]:
 def reserve_ports(ports: Iterable[int], *, with_bus: bool = False) -> list[int]:
     """Reserve exactly ``ports`` (given by the caller, e.g. from ``base_port``).
 
-    Raises :class:`PortTakenError` naming the first port (or bus port) that is taken;
+    Raises `PortTakenError` naming the first port (or bus port) that is taken;
     nothing stays reserved then.
     """
     wanted = list(ports)

@@ -1,9 +1,9 @@
 """What "ready" means per layout, as checks for
-:func:`~redisson_py.testing.topologies.waiting.wait_until`.
+[`wait_until`][redisson_py.testing.wait_until].
 
 Each check looks only at the nodes the harness last left running (``Node.expected_up``):
 a node killed or paused on purpose is not waited for. A check returns when the state
-holds and raises :class:`~redisson_py.testing.topologies.waiting.NotYet` saying what is missing.
+holds and raises `NotYet` saying what is missing.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class SlotRange:
 
 
 def parse_cluster_slots(reply: Sequence[Any]) -> list[SlotRange]:
-    """``CLUSTER SLOTS`` as :class:`SlotRange` values sorted by first slot."""
+    """``CLUSTER SLOTS`` as `SlotRange` values sorted by first slot."""
     ranges: list[SlotRange] = []
     for entry in reply:
         start, end, master, *replicas = entry
@@ -104,7 +104,7 @@ class ClusterNodeEntry:
 
 
 def parse_cluster_nodes(text: str) -> list[ClusterNodeEntry]:
-    """``CLUSTER NODES`` text as :class:`ClusterNodeEntry` values."""
+    """``CLUSTER NODES`` text as `ClusterNodeEntry` values."""
     entries: list[ClusterNodeEntry] = []
     for line in text.splitlines():
         fields = line.split()

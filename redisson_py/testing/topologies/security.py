@@ -7,7 +7,7 @@ certificate for 127.0.0.1, localhost and the nodes' own addresses in a topology 
 ``network="namespace"``, made with ``cryptography``) and kept in the
 topology's directory, readable by its owner only. The Redisson YAML a topology writes
 refers to the password by ``${REDISSON_PY_TOPOLOGY_PASSWORD}`` (and the ACL user's by the
-same variable), never by value; :meth:`Secrets.environment` is what to export.
+same variable), never by value; `Secrets.environment` is what to export.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Secrets:
 
     def redis_directives(self, *, port: int, cluster: bool, files: Path) -> list[str]:
         """Lines for a data node's ``redis.conf`` (appended after its own); ``files`` is
-        where the node finds its TLS files (see :meth:`copy_tls_to`)."""
+        where the node finds its TLS files (see `copy_tls_to`)."""
         lines: list[str] = []
         if self.security.auth:
             lines += [f"requirepass {self.password}", f"masterauth {self.password}"]

@@ -19,7 +19,7 @@ Layouts:
     the 16384 slots split evenly between the shards.
 
 Validation reports every problem at once, one sentence per problem, each naming the file
-and the field, and raises :class:`SpecError` (a :class:`~redisson_py.testing.TopologyError`).
+and the field, and raises `SpecError` (a [`TopologyError`][redisson_py.testing.TopologyError]).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class TopologySpec:
     redis_conf: Mapping[str, str] = field(default_factory=dict)
     sentinel_conf: Mapping[str, str] = field(default_factory=dict)
     security: Security = field(default_factory=Security)
-    """Password, ACL user, TLS (see :mod:`redisson_py.testing.topologies.security`)."""
+    """Password, ACL user, TLS (see `redisson_py.testing.topologies.security`)."""
     source: str = "<memory>"
 
     @property
@@ -190,7 +190,7 @@ def topologies_dir() -> Path:
 
 
 def known_topologies(directory: Path | None = None) -> list[str]:
-    """The names of the specs in ``directory`` (default: :func:`topologies_dir`), sorted."""
+    """The names of the specs in ``directory`` (default: `topologies_dir`), sorted."""
     directory = directory or topologies_dir()
     if not directory.is_dir():
         return []
@@ -210,7 +210,7 @@ def load_spec(
     ``load_spec("sentinel", {"replicas_per_master": 1, "sentinel": {"quorum": 1}})``
     keeps the other sentinel settings. ``name`` and ``layout`` cannot be overridden.
 
-    Raises :class:`SpecError` for an unknown name, an unreadable file, malformed YAML,
+    Raises `SpecError` for an unknown name, an unreadable file, malformed YAML,
     or any invalid field, with one sentence per problem.
     """
     path = _resolve(name_or_path, directory)
@@ -249,9 +249,9 @@ def load_spec(
 def apply_overrides(
     data: Mapping[str, Any], overrides: Mapping[str, Any], what: str
 ) -> dict[str, Any]:
-    """Return ``data`` with ``overrides`` applied (see :func:`load_spec`).
+    """Return ``data`` with ``overrides`` applied (see `load_spec`).
 
-    Raises :class:`SpecError` naming each unknown or non-overridable override.
+    Raises `SpecError` naming each unknown or non-overridable override.
     """
     problems: list[str] = []
     merged = dict(data)
@@ -274,9 +274,9 @@ def apply_overrides(
 
 
 def parse_spec(data: Mapping[str, Any], *, source: str = "<memory>") -> TopologySpec:
-    """Validate a spec given as a mapping and build a :class:`TopologySpec`.
+    """Validate a spec given as a mapping and build a `TopologySpec`.
 
-    ``source`` is the file name used in messages. Raises :class:`SpecError`.
+    ``source`` is the file name used in messages. Raises `SpecError`.
     """
     problems: list[str] = []
     where = f"in {source}"

@@ -1,14 +1,17 @@
 """A started topology: its nodes, live queries about them, failover helpers, teardown.
 
-Obtained from :func:`redisson_py.testing.start_topology`. Queries that say "live" ask the
-nodes now; the node lists (``nodes``, ``data_nodes``, ``sentinels``) are fixed at start
-and never change. All waits poll with a deadline and raise
-:class:`~redisson_py.testing.topologies.waiting.HarnessTimeout` (a ``TopologyError`` and a
-``TimeoutError``) saying what did not happen.
+Obtained from
+[`redisson_py.testing.start_topology`][redisson_py.testing.start_topology]. Queries that
+say "live" ask the nodes now; the node lists (``nodes``, ``data_nodes``, ``sentinels``)
+are fixed at start and never change. All waits poll with a deadline and raise
+`HarnessTimeout` (a ``TopologyError`` and a ``TimeoutError``) saying what did not
+happen.
 
 A topology started with ``network="namespace"`` can also be partitioned while every node
-keeps running (:meth:`Topology.partition`, :meth:`Topology.isolate`, :meth:`Topology.heal`);
-the harness's own queries still reach every node then.
+keeps running ([`Topology.partition`][redisson_py.testing.Topology.partition],
+[`Topology.isolate`][redisson_py.testing.Topology.isolate],
+[`Topology.heal`][redisson_py.testing.Topology.heal]); the harness's own queries still
+reach every node then.
 """
 
 from __future__ import annotations
@@ -117,16 +120,18 @@ class Topology:
 
     def share(self, reason: str) -> None:
         """Mark the topology shared: destructive calls on it or its nodes raise
-        :class:`TopologyError` quoting ``reason`` until :meth:`unshare`."""
+        [`TopologyError`][redisson_py.testing.TopologyError] quoting ``reason`` until
+        [`unshare`][redisson_py.testing.Topology.unshare]."""
         self._shared_reason = reason
 
     def unshare(self) -> None:
-        """Allow destructive calls again (see :meth:`share`)."""
+        """Allow destructive calls again (see [`share`][redisson_py.testing.Topology.share])."""
         self._shared_reason = None
 
     @property
     def shared(self) -> bool:
-        """Whether destructive calls are refused now (see :meth:`share`)."""
+        """Whether destructive calls are refused now (see
+        [`share`][redisson_py.testing.Topology.share])."""
         return self._shared_reason is not None
 
     def guard(self, action: str) -> None:
@@ -184,7 +189,8 @@ class Topology:
 
         For the sentinel layout, the node the sentinels name (the first answering
         sentinel is asked); otherwise the data node that reports role master. Raises
-        :class:`TopologyError` for multi-master topologies or when no master is found.
+        [`TopologyError`][redisson_py.testing.TopologyError] for multi-master topologies
+        or when no master is found.
         """
         if self.layout == "sentinel":
             assert self.master_name is not None
@@ -265,7 +271,8 @@ class Topology:
     def network(self) -> TopologyNetwork:
         """The topology's network namespace: clients on a side (``popen``, ``joined``).
 
-        Raises :class:`TopologyError` unless started with ``network="namespace"``.
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] unless started with
+        ``network="namespace"``.
         """
         if self._network is None:
             raise TopologyError(
@@ -283,22 +290,25 @@ class Topology:
     def partition(self, side_a: Side, side_b: Side, *, one_way: bool = False) -> None:
         """Cut the network between ``side_a`` and ``side_b``; every node keeps running.
 
-        A side is a member or an iterable of members: :class:`Node`, :class:`Host` (from
-        :meth:`client_host`) or the name of either. Both ways by default: no packet passes
-        between a member of ``side_a`` and one of ``side_b``. ``one_way=True``: packets
-        from ``side_a`` to ``side_b`` are dropped, those from ``side_b`` to ``side_a``
-        still pass (so a request arrives and its reply is lost). Packets are dropped, not
-        refused: senders see timeouts. Cuts add up until :meth:`heal`. The harness's own
-        connections (from 127.0.0.1) are never cut. Raises :class:`TopologyError` for a
-        member on both sides, an unknown member, or a topology not started with
-        ``network="namespace"``.
+        A side is a member or an iterable of members:
+        [`Node`][redisson_py.testing.Node], [`Host`][redisson_py.testing.Host] (from
+        [`client_host`][redisson_py.testing.Topology.client_host]) or the name of
+        either. Both ways by default: no packet passes between a member of ``side_a``
+        and one of ``side_b``. ``one_way=True``: packets from ``side_a`` to ``side_b``
+        are dropped, those from ``side_b`` to ``side_a`` still pass (so a request
+        arrives and its reply is lost). Packets are dropped, not refused: senders see
+        timeouts. Cuts add up until [`heal`][redisson_py.testing.Topology.heal]. The
+        harness's own connections (from 127.0.0.1) are never cut. Raises
+        [`TopologyError`][redisson_py.testing.TopologyError] for a member on both sides,
+        an unknown member, or a topology not started with ``network="namespace"``.
         """
         self.guard("partition the network")
         self.network.partition(side_a, side_b, one_way=one_way)
 
     def isolate(self, *members: Member) -> None:
         """Cut ``members`` off, both ways, from every other node and every client host
-        made so far; the members still reach each other (see :meth:`partition`)."""
+        made so far; the members still reach each other (see
+        [`partition`][redisson_py.testing.Topology.partition])."""
         self.guard("isolate nodes")
         self.network.isolate(*members)
 
@@ -341,8 +351,10 @@ class Topology:
         sentinel: every running sentinel names one node other than ``old`` and that node
         reports role master. cluster: every slot ``old`` served is served by one other
         node that reports role master, and the running nodes say cluster_state ok.
-        master-replica: another node reports role master (after :meth:`failover`).
-        Raises :class:`TopologyError` for layouts with no failover.
+        master-replica: another node reports role master (after
+        [`failover`][redisson_py.testing.Topology.failover]). Raises
+        [`TopologyError`][redisson_py.testing.TopologyError] for layouts with no
+        failover.
         """
         if self.layout == "sentinel":
             return wait_until(
@@ -431,7 +443,7 @@ class Topology:
         when ``force`` is true or ``master`` does not answer (killed or paused).
         master-replica: a replica is promoted (``REPLICAOF NO ONE``) and the other nodes
         are pointed at it, each config rewritten so restarts keep the new wiring.
-        Raises :class:`TopologyError` for topologies without replicas.
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] for topologies without replicas.
         """
         self.guard("fail over")
         if self.layout == "sentinel":
@@ -555,8 +567,10 @@ class Topology:
         return configs
 
     def environment(self) -> dict[str, str]:
-        """What to export for :meth:`redisson_yaml`'s ``${VAR}`` references: the
-        password of a topology with ``auth`` or ``acl`` (empty otherwise)."""
+        """What to export for
+        [`redisson_yaml`][redisson_py.testing.Topology.redisson_yaml]'s ``${VAR}``
+        references: the password of a topology with ``auth`` or ``acl`` (empty
+        otherwise)."""
         return {} if self.secrets is None else self.secrets.environment()
 
     def _open_configs(self) -> list[dict[str, Any]]:
@@ -583,8 +597,9 @@ class Topology:
     def redisson_config(self) -> dict[str, Any]:
         """The Redisson client config for this topology, as a mapping.
 
-        Raises :class:`TopologyError` for a topology of several independent masters; use
-        :meth:`redisson_configs` there.
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] for a topology of
+        several independent masters; use
+        [`redisson_configs`][redisson_py.testing.Topology.redisson_configs] there.
         """
         configs = self.redisson_configs()
         if len(configs) != 1:
@@ -637,7 +652,8 @@ class Topology:
         clients ``network.popen`` started and delete the namespace (and its cuts).
         Idempotent; never leaves a node running.
 
-        Raises :class:`TopologyError` on a shared topology (see :meth:`share`).
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] on a shared topology
+        (see [`share`][redisson_py.testing.Topology.share]).
         """
         self.guard("stop the topology")
         if self._stopped:

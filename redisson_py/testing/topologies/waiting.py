@@ -1,9 +1,9 @@
 """Polling with a deadline: the only way the harness waits for a topology to change.
 
-A check either returns a value (done) or raises :class:`NotYet` saying what it still
+A check either returns a value (done) or raises `NotYet` saying what it still
 waits for; connection errors from redis-py count as "not yet" too (a node that restarts
 or fails over refuses connections for a while). When the deadline passes,
-:class:`HarnessTimeout` says what was awaited and the last reason it was not there yet.
+`HarnessTimeout` says what was awaited and the last reason it was not there yet.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def wait_until(
     what: str,
     interval: float = 0.05,
 ) -> T:
-    """Call ``check`` until it returns instead of raising :class:`NotYet`; return its value.
+    """Call ``check`` until it returns instead of raising `NotYet`; return its value.
 
-    Raises :class:`HarnessTimeout` after ``timeout`` seconds, naming ``what`` and the last
+    Raises `HarnessTimeout` after ``timeout`` seconds, naming ``what`` and the last
     reason. Other exceptions from ``check`` propagate at once.
     """
     deadline = time.monotonic() + timeout
@@ -58,7 +58,7 @@ def wait_until(
 def eventually(
     predicate: Callable[[], object], *, timeout: float, what: str, interval: float = 0.05
 ) -> None:
-    """Wait until ``predicate()`` is true; :class:`HarnessTimeout` naming ``what`` if not
+    """Wait until ``predicate()`` is true; `HarnessTimeout` naming ``what`` if not
     within ``timeout`` seconds."""
 
     def check() -> None:
