@@ -8,18 +8,18 @@ stepped through without Redis; the shells only know how to perform these few req
 
 Outcomes, per effect:
 
-========================  ======================================================
-`Call`             `CallResult`; raises on connection errors, timeouts
-                          and error replies
+=================  ===========================================================
+`Call`             `CallResult`; raises on connection errors, timeouts and error
+                   replies
 `Direct`           the tuple of replies; raises likewise
 `Gather`           ``list[CallResult | Exception]``, one per call, in order;
-                          never raises for a call's failure
+                   never raises for a call's failure
 `Subscribe`        a subscription handle; raises if not confirmed in time
 `Unsubscribe`      None
-`WaitSignal`       True when a signal woke the waiter, False when
-                          ``timeout`` passed first
+`WaitSignal`       True when a signal woke the waiter, False when ``timeout``
+                   passed first
 `Sleep`            None
-========================  ======================================================
+=================  ===========================================================
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ class Script:
 
 WakeRule = Literal["lock", "permits", "latch"]
 """What a channel's messages announce (Redisson's ``LockPubSub``, ``SemaphorePubSub``
-and ``CountDownLatchPubSub``): see
-`wake_count`."""
+and ``CountDownLatchPubSub``): see `redisson_py.core.routing.subscriptions.wake_count`."""
 
 
 @dataclass(frozen=True, slots=True)

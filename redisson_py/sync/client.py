@@ -110,9 +110,6 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
         return decorate
 
-    # --- lock kinds: fair, non-reentrant, spin ---
-    # Each get_* raises ClientClosedError after shutdown(), as get_lock does.
-
     @property
     def connection_manager(self) -> ConnectionManager:
         """The client's connection manager: its current view of the topology
@@ -125,6 +122,9 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         [`shutdown`][redisson_py.Redisson.shutdown]."""
         self._check_open()
         return Lock(self, name, on_lock_lost=on_lock_lost)
+
+    # --- lock kinds: fair, non-reentrant, spin ---
+    # Each get_* raises ClientClosedError after shutdown(), as get_lock does.
 
     def get_fair_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> FairLock:
         """The fair lock ``name`` (Redisson's ``getFairLock``): waiters are granted in

@@ -116,11 +116,11 @@ def _attempt(request: PermitRequest, deadline: float | None) -> Generator[Effect
     granted, else how long until retrying is worth it."""
     while True:
         result = yield from _send(request, deadline)
-        flag, value = AcquireFlag(int(result.replies[0][0])), int(result.replies[0][1])
-        if flag is AcquireFlag.STALE:
+        flag, value = int(result.replies[0][0]), int(result.replies[0][1])
+        if flag == AcquireFlag.STALE:
             request.renew()
             continue
-        if flag is AcquireFlag.HELD:
+        if flag == AcquireFlag.HELD:
             return Tried(False, pause=None if value < 0 else value / 1000)
         request.maybe_applied = True  # held until handed over: undone otherwise
         if result.synced < result.required:

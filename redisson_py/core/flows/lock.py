@@ -76,6 +76,7 @@ class AcquireRequest:
         "queued",
         "ref",
         "request_id",
+        "ttl",
         "wait_ms",
     )
 
@@ -83,7 +84,8 @@ class AcquireRequest:
         settings = ref.state.settings
         self.ref = ref
         self.lease = lease
-        self.lease_ms = to_millis(settings.key_ttl(lease))
+        self.ttl = settings.key_ttl(lease)
+        self.lease_ms = to_millis(self.ttl)
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
         self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
         self.queue = ref.kind.queues and (wait is None or wait > 0)
@@ -161,16 +163,16 @@ def _acquire_once(
         # server may still run it. The caller retries it, or undoes it when giving up.
         acquire.maybe_applied = True
         raise
-    flag = AcquireFlag(int(result.replies[0][0]))
-    if flag is AcquireFlag.STALE:
+    flag = int(result.replies[0][0])  # compared with the enum's ints: none is built
+    if flag == AcquireFlag.STALE:
         raise _Stale()
-    if flag is AcquireFlag.REFUSED and believed == 0:
+    if flag == AcquireFlag.REFUSED and believed == 0:
         # Held on the server by this owner, who counts no hold: a leftover (see
         # drop_leftovers), of acquires this client no longer knows. Once it is
         # released, the acquire starts over.
         yield from drop_leftovers(ref, 1, ())
         raise _Stale()
-    if flag is AcquireFlag.REFUSED:
+    if flag == AcquireFlag.REFUSED:
         raise LockReentryError(
             f"lock {ref.name!r} is not reentrant and owner {ref.owner} already holds it;"
             " unlock it first (its hold is unchanged)",
@@ -197,7 +199,7 @@ def _acquire_once(
         reply.hold_count,
         target=ref.target,
         lease=acquire.lease,
-        ttl=settings.key_ttl(acquire.lease),
+        ttl=acquire.ttl,
         now=sent[0],
         on_lost=ref.report,
         kind=ref.kind,

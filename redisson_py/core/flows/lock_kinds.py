@@ -495,8 +495,8 @@ class AcquireReply:
 def decode_acquire(reply: Any) -> AcquireReply:
     """Decode an acquire script's ``{flag, value}`` reply (``{1, count, token}`` from a
     fenced lock's); flags 2 and 3 are handled before (see `lock_kinds`)."""
-    flag, value = AcquireFlag(int(reply[0])), int(reply[1])
-    if flag is AcquireFlag.GRANTED:
+    flag, value = int(reply[0]), int(reply[1])
+    if flag == AcquireFlag.GRANTED:
         token = int(reply[2]) if len(reply) > 2 and reply[2] is not None else None
         return AcquireReply(acquired=True, hold_count=value, token=token)
     return AcquireReply(acquired=False, ttl=None if value < 0 else value / 1000)

@@ -97,17 +97,15 @@ def _acquire_round(
             outcomes.append(_Outcome(None, result, acquire))
             continue
         try:
-            flag = AcquireFlag(int(result.replies[0][0]))
+            flag = int(result.replies[0][0])
             reply = decode_acquire(result.replies[0])
         except Exception as error:  # an error reply, or a key that is not a lock
             outcomes.append(_Outcome(None, error, None))
             continue
-        if (
-            flag is AcquireFlag.STALE
-        ):  # cannot happen with a fresh request id; count it as a failure
+        if flag == AcquireFlag.STALE:  # not with a fresh request id: count it as a failure
             outcomes.append(_Outcome(None, RuntimeError("stale acquire"), acquire))
             continue
-        if flag is AcquireFlag.REFUSED:  # a non-reentrant member this owner holds already
+        if flag == AcquireFlag.REFUSED:  # a non-reentrant member this owner holds already
             reentry = LockReentryError(
                 f"lock {acquire.ref.name!r} is not reentrant and owner {acquire.ref.owner}"
                 " already holds it",

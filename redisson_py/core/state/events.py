@@ -16,10 +16,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from redisson_py.core.state.client_state import ClientState
+from redisson_py.core.state.client_state import ClientState
 
 log = logging.getLogger("redisson_py.events")
 
