@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import redis
+from every_kind import watchdog_kinds
 
 from redisson_py import Config, LockNotOwnedError, Redisson
 from redisson_py.config import ConstantDelay
@@ -70,17 +71,6 @@ def test_a_release_held_up_by_a_partition_leaves_the_owners_next_hold_alone(
             client.shutdown()
 
 
-def _kinds(client: Any, name: str) -> dict[str, Any]:
-    return {
-        "reentrant": client.get_lock(f"{name}:reentrant"),
-        "fair": client.get_fair_lock(f"{name}:fair"),
-        "spin": client.get_spin_lock(f"{name}:spin"),
-        "fenced": client.get_fenced_lock(f"{name}:fenced"),
-        "read": client.get_read_write_lock(f"{name}:rw-read").read_lock(),
-        "write": client.get_read_write_lock(f"{name}:rw-write").write_lock(),
-    }
-
-
 def _run(raw: redis.Redis, command: Any) -> Any:
     return raw.eval(command.script.source, len(command.keys), *command.keys, *command.args)
 
@@ -94,7 +84,7 @@ def test_every_kinds_release_of_an_earlier_hold_releases_nothing(
     client = Redisson.create(topology_config(single_topology))
     raw = single_topology.master().client()
     try:
-        lock = _kinds(client, lock_name)[kind]
+        lock = watchdog_kinds(client, lock_name)[kind]
         lock.lock()
         late = lock_flows.release_command(lock._ref(current_owner_id()))
         lock.unlock()
@@ -126,7 +116,7 @@ def test_every_kinds_release_of_a_hold_reported_lost_releases_no_later_hold(
     client = Redisson.create(topology_config(single_topology), on_lock_lost=lambda e: lost.set())
     raw = single_topology.master().client()
     try:
-        lock = _kinds(client, lock_name)[kind]
+        lock = watchdog_kinds(client, lock_name)[kind]
         lock.lock(lease_time=0.3)
         assert lost.wait(2.0)
         late = lock_flows.release_command(lock._ref(current_owner_id()))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from every_kind import watchdog_kinds
 
 from redisson_py import LockLost, LockNotOwnedError, NoSyncedReplicasError, PermitNotHeldError
 from redisson_py.core.flows.watchdog import REPORT_GAP
@@ -78,18 +79,6 @@ def make_setup(
     return make
 
 
-def _kinds(client: Any, name: str) -> dict[str, Any]:
-    """One lock of every kind with a watchdog."""
-    return {
-        "reentrant": client.get_lock(f"{name}:reentrant"),
-        "fair": client.get_fair_lock(f"{name}:fair"),
-        "spin": client.get_spin_lock(f"{name}:spin"),
-        "fenced": client.get_fenced_lock(f"{name}:fenced"),
-        "read": client.get_read_write_lock(f"{name}:rw-read").read_lock(),
-        "write": client.get_read_write_lock(f"{name}:rw-write").write_lock(),
-    }
-
-
 def test_every_kind_is_told_when_its_renewals_go_unacknowledged(
     flavor: Flavor, make_setup: Callable[..., Setup], lock_name: str
 ) -> None:
@@ -102,7 +91,7 @@ def test_every_kind_is_told_when_its_renewals_go_unacknowledged(
         setup.replica,
     )
     holder = flavor.owner("holder")
-    locks = _kinds(client, lock_name)
+    locks = watchdog_kinds(client, lock_name)
     for lock in locks.values():
         holder(lock.lock)
     group = flavor.multilock(client.get_lock(f"{lock_name}:m1"), client.get_lock(f"{lock_name}:m2"))

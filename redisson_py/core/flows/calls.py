@@ -196,14 +196,7 @@ def undo_unsynced(
     except Exception:
         background = undo_in_background(ref, undo, window, if_applied=if_applied)
         yield Background(background, name="redisson-py-undo")
-    return NoSyncedReplicasError(
-        f"{ref.subject}: acquired on the master at {result.address}, but "
-        + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
-        + "; the acquire was undone",
-        lock_name=ref.name,
-        acknowledged=max(0, result.synced),
-        required=result.required,
-    )
+    return unsynced_error(ref, result, f"{ref.subject}: acquired", "the acquire was undone")
 
 
 def unsynced_extension(
@@ -222,10 +215,19 @@ def unsynced_extension(
     if hold is not None and lease is not None:
         new_end = safe_end(sent_at, lease)
         ref.state.holds.extended(hold, lease, min(hold.expires_at, new_end))
+    outcome = "it counts as safe only until the earlier of its old and new lease end"
+    return unsynced_error(ref, result, what, outcome)
+
+
+def unsynced_error(
+    ref: Subject, result: CallResult, done: str, outcome: str
+) -> NoSyncedReplicasError:
+    """The error for a write (``done``: "lock 'x': acquired") the master applied but too
+    few replicas acknowledged, saying what became of it (``outcome``)."""
     return NoSyncedReplicasError(
-        f"{what} on the master at {result.address}, but "
+        f"{done} on the master at {result.address}, but "
         + unsynced_text(result, ref.state.settings.slaves_sync_timeout)
-        + "; it counts as safe only until the earlier of its old and new lease end",
+        + f"; {outcome}",
         lock_name=ref.name,
         acknowledged=max(0, result.synced),
         required=result.required,
