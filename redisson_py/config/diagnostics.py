@@ -30,10 +30,12 @@ _SECRET_WORDS: Final = ("password", "secret", "token", "username", "credential")
 
 def secret_key(path: KeyPath) -> bool:
     """Whether the setting at ``path`` may hold a secret: any key on it containing
-    password, secret, token, username or credential (case-insensitive). Such values are
-    never quoted in a message."""
+    password, secret, token, username or credential (case-insensitive, letters only: a
+    mistyped ``sslKeystoreP assword`` still counts). Such values are never quoted in a
+    message."""
     return any(
-        isinstance(part, str) and any(word in part.lower() for word in _SECRET_WORDS)
+        isinstance(part, str)
+        and any(word in "".join(filter(str.isalpha, part.lower())) for word in _SECRET_WORDS)
         for part in path
     )
 

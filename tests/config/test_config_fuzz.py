@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from redisson_py.config import Config
@@ -115,6 +115,7 @@ def test_generated_documents_load_or_raise_config_error(text: str) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.binary(max_size=4), st.integers(0, 200))
+@example("sslKeystorePassword: !!int pw-Xy7q\nsingleServerConfig:\n", b" ", 12)
 def test_generated_bytes_load_or_raise_config_error(text: str, noise: bytes, at: int) -> None:
     data = text.encode("utf-8", "surrogatepass")
     _load(data[:at] + noise + data[at:])
