@@ -12,6 +12,7 @@ what a reply means is `redisson_py.core.flows.lock_kinds`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -65,12 +66,15 @@ class AcquireRequest:
     it may have been applied, so a wait that ends without a grant undoes the request.
     ``queued`` is True once an attempt may have put the owner in a fair lock's waiter
     queue, which a wait that ends without a grant leaves. ``wait`` (None: for ever) is
-    how long the call may wait: 0 tries once and joins no queue.
+    how long the call may wait: 0 tries once and joins no queue. ``max_hold`` caps a
+    watchdog hold's renewals (seconds; None: the config's ``lockMaxHoldTime``; inf: no
+    cap; ignored with a lease, which is never renewed).
     """
 
     __slots__ = (
         "lease",
         "lease_ms",
+        "max_hold",
         "maybe_applied",
         "queue",
         "queued",
@@ -80,10 +84,19 @@ class AcquireRequest:
         "wait_ms",
     )
 
-    def __init__(self, ref: LockRef, lease: float | None, wait: float | None = 0.0):
+    def __init__(
+        self,
+        ref: LockRef,
+        lease: float | None,
+        wait: float | None = 0.0,
+        max_hold: float | None = None,
+    ):
         settings = ref.state.settings
         self.ref = ref
         self.lease = lease
+        if max_hold is None:
+            max_hold = settings.max_hold_time
+        self.max_hold = None if lease is not None or max_hold == math.inf else max_hold
         self.ttl = settings.key_ttl(lease)
         self.lease_ms = to_millis(self.ttl)
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
@@ -204,6 +217,7 @@ def _acquire_once(
         on_lost=ref.report,
         kind=ref.kind,
         request_id=acquire.request_id,
+        max_hold=acquire.max_hold,
     )
     if ref.on_grant is not None:
         ref.on_grant(reply)
@@ -234,8 +248,11 @@ def release_command(ref: LockRef) -> ScriptCommand:
     return ref.kind.release(ref, ref.state.holds.acquire_ids(ref.name, ref.owner))
 
 
-def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
+def try_lock(
+    ref: LockRef, wait: float | None, lease: float | None, max_hold: float | None = None
+) -> Flow:
     """Acquire a hold within ``wait`` seconds (None: wait for ever); return True if held.
+    ``max_hold``: see `AcquireRequest`.
 
     A waiter subscribes to the unlock channel before it retries, then sleeps until a
     message or the holder's remaining TTL, whichever comes first, so a lost message or
@@ -256,7 +273,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     settings = ref.state.settings
     started = ref.state.clock()
     deadline = None if wait is None else started + max(0.0, wait)
-    acquire = AcquireRequest(ref, lease, wait)
+    acquire = AcquireRequest(ref, lease, wait, max_hold)
     backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
 
     def remaining() -> float | None:

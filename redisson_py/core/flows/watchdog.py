@@ -52,7 +52,7 @@ from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind
 from redisson_py.core.routing import failures, naming
 from redisson_py.core.routing.refusals import refusal_of
 from redisson_py.core.state.client_state import ClientState
-from redisson_py.core.state.holds import EXPIRY_SLACK, Hold, gone_text, lease_text
+from redisson_py.core.state.holds import EXPIRY_SLACK, Hold, capped_text, gone_text, lease_text
 from redisson_py.core.state.losses import REFUSED, UNREACHABLE, declare_lost, emit, report_expired
 from redisson_py.errors import AuthError, ConnectError
 
@@ -95,7 +95,7 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
         for start in range(0, len(members), size):
             chunk = members[start : start + size]
             command = _kind(chunk[0]).renew(chunk, ttl_ms)
-            renews = any(hold.watchdog for hold in chunk)
+            renews = any(hold.renews for hold in chunk)
             call = Call(
                 chunk[0].target,
                 chunk[0].name,
@@ -132,6 +132,7 @@ def renew_round(
     """Renew every watchdog hold once and check every leased one (only those in the
     groups ``only``, when given); report the lost ones."""
     outcome = RoundOutcome()
+    state.holds.cap(state.clock())  # holds past max_hold_time are only checked from now
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
@@ -167,8 +168,8 @@ def renew_round(
         for hold, flag in zip(chunk, result.replies[0], strict=True):
             if int(flag) != 1:
                 declare_lost(state, hold, _gone_reason(hold, at), gone_text(hold, at))
-            elif not hold.watchdog:
-                continue  # a leased hold, still there: its lease end is its safe end
+            elif not hold.renews:
+                continue  # leased or capped, still there: its safe end stays where it was
             elif confirmed:
                 if state.holds.renewed(hold, at, timeout, state.clock()):
                     outcome.renewed += 1
@@ -189,13 +190,15 @@ def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) ->
     """Renewals of ``holds`` that did not count: recorded for the loss report their safe
     end may bring, and told to listeners as failed renewals."""
     for hold in holds:
-        if hold.watchdog:
+        if hold.renews:
             state.holds.unconfirmed(hold, why)
             if state.listeners:
                 emit(state, "renewal_failed", hold, error=error)
 
 
 def _gone_reason(hold: Hold, sent_at: float) -> str:
+    if hold.capped and sent_at >= hold.expires_at - EXPIRY_SLACK:
+        return capped_text(hold)
     if hold.watchdog or hold.lease is None:
         return "the lock's key no longer names this owner at renewal"
     if sent_at >= hold.expires_at - EXPIRY_SLACK:
