@@ -388,8 +388,11 @@ def unlock(ref: LockRef) -> Flow:
         # it now, so this unlock raises as every unlock after the report would.
         losses.report_if_expired(ref.state, ref.name, ref.owner, ref.state.clock())
     was_lost = holds.was_lost(ref.name, ref.owner)
+    how = ""
     if was_lost:
         expires_at = ref.state.clock()  # one try: the hold is gone either way
+        gone = holds.gone_reason(ref.name, ref.owner, expires_at)
+        how = f" ({gone})" if gone else ""
     command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
@@ -399,8 +402,8 @@ def unlock(ref: LockRef) -> Flow:
             holds.clear_lost(ref.name, ref.owner)
             raise LockNotOwnedError(
                 f"lock {ref.name!r} was reported lost to owner {ref.owner} before this"
-                " unlock; the critical section was not protected (releasing what may be"
-                f" left of it failed too: {reply_error(ref, error)})"
+                f" unlock{how}; the critical section was not protected (releasing what may"
+                f" be left of it failed too: {reply_error(ref, error)})"
             ) from error
         forget_one_hold(ref)
         if isinstance(error, ResponseError):
@@ -423,8 +426,8 @@ def unlock(ref: LockRef) -> Flow:
     holds.released(ref.name, ref.owner, left)
     if was_lost:
         raise LockNotOwnedError(
-            f"lock {ref.name!r} was reported lost to owner {ref.owner} before this unlock;"
-            " the critical section was not protected"
+            f"lock {ref.name!r} was reported lost to owner {ref.owner} before this"
+            f" unlock{how}; the critical section was not protected"
         )
     if ref.state.listeners:
         _emit(ref, "released", hold_count=left)
