@@ -52,9 +52,16 @@ def _lock_release(state: ClientState, hold: Hold) -> Release:
 
 def plan(state: ClientState) -> list[Release]:
     """The releases of everything ``state``'s client holds: its lock holds (a leased
-    permit's watch is no lock: the permit itself is released below) and the semaphore
-    permits taken through it. The permits' table is emptied."""
-    releases = [_lock_release(state, h) for h in state.holds.all_holds() if h.checked]
+    permit's watch is no lock: the permit itself is released below), each marked as
+    being released, and the semaphore permits taken through it. The permits' table is
+    emptied."""
+    releases = []
+    for hold in state.holds.all_holds():
+        if hold.checked:
+            # Being released: a renewal round still in flight that finds it gone, or its
+            # safe end passing now, is no loss to report.
+            state.holds.releasing(hold.name, hold.owner, +1)
+            releases.append(_lock_release(state, hold))
     for taken in state.taken.drain():
         call = Call(taken.target, taken.route, (taken.release(taken.count),))
         releases.append(Release(taken.subject, call))
