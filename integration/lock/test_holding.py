@@ -176,16 +176,17 @@ def test_shutdown_is_bounded_when_the_master_is_frozen_or_dead(
 # --- item 2: a cap on renewal ----------------------------------------------------------
 
 
-CAP = 1.0
+CAP = 2.0
 SHORT_WATCHDOG = 1.5
+"""Renewed at 0.5 s with the full TTL, at 1.0 s with the TTL cut to the cap's 1 s left."""
 
 
 @pytest.mark.parametrize("how", ["argument", "config", "synchronized"])
 def test_max_hold_time_stops_renewal_and_reports_the_loss(
     flavor: Flavor, topology: Topology, topology_config: Any, how: str
 ) -> None:
-    """A hold capped at CAP s is renewed until then only: it expires within one watchdog
-    timeout after the cap, its holder hears "held past max_hold_time" (callback, and
+    """A hold capped at CAP s is renewed until then only: its key expires at the cap
+    (the last renewal's TTL is cut to it), its holder hears "held past max_hold_time" (callback, and
     ``unlock()`` raises LockNotOwnedError), and another client gets the lock."""
     settings: dict[str, Any] = {"lock_watchdog_timeout": SHORT_WATCHDOG}
     if how == "config":
@@ -229,7 +230,7 @@ def test_max_hold_time_stops_renewal_and_reports_the_loss(
     assert acquired is True
     held = at - started
     print(f"capped at {CAP} s (watchdog {SHORT_WATCHDOG} s): hold ended after {held:.3f} s")
-    assert CAP <= held <= CAP + SHORT_WATCHDOG + 1.0
+    assert CAP - 0.1 <= held <= CAP + 1.0  # the key expires at the cap
     assert got.wait(5)
     assert "held past max_hold_time" in heard[0].reason
     if how == "synchronized":
@@ -253,7 +254,7 @@ def test_max_hold_time_bad_values_are_refused(
     with pytest.raises(ArgumentError, match=r"test:holding:bad.*never renewed"):
         owner(lock.lock, 5.0, max_hold_time=10.0)
     with pytest.raises(ArgumentError, match="max_hold_time"):
-        client.synchronized("test:holding:bad", max_hold_time=-2)
+        client.synchronized("test:holding:bad", max_hold_time=-2)(print)  # checked here
     with pytest.raises(ArgumentError, match="max_hold_time"):
         lock.acquired(1.0, 5.0, max_hold_time=3.0)
     # math.inf: no cap, whatever the config says

@@ -219,9 +219,9 @@ class Lock(LockHandle, LockProtocol):
 
         ``max_hold_time`` (seconds; None: the config's ``lockMaxHoldTime``, by default
         no cap; ``math.inf``: no cap) caps a hold taken without a lease: the watchdog
-        stops renewing it that long after this acquire, the hold then expires within
-        one watchdog timeout, and its loss is reported as any loss ("held past
-        max_hold_time"; ``on_lock_lost``, a ``lost`` event, ``unlock()`` raising). With
+        stops renewing it that long after this acquire (its last renewal makes the key
+        expire then), and its loss is reported as any loss ("held past max_hold_time";
+        ``on_lock_lost``, a ``lost`` event, ``unlock()`` raising). With
         ``lease_time`` it is an [`ArgumentError`][redisson_py.errors.ArgumentError].
 
         Waits through failovers: connection errors and grants the replicas did not

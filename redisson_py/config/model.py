@@ -121,7 +121,7 @@ class Config(Settings):
     third of it). 0.1 s (YAML 100 ms) to 1 day."""
     lock_max_hold_time: float = setting(Millis(), 0.0)
     """Seconds after which the watchdog stops renewing a lock taken without a lease (its
-    hold then expires within one watchdog timeout and is reported lost, "held past
+    last renewal makes the key expire then, and the hold is reported lost, "held past
     max_hold_time"); 0: no cap. The default of every ``lock()``, ``try_lock()`` and
     ``synchronized`` without ``max_hold_time``. redisson-py's own key (Redisson has no
     such cap)."""

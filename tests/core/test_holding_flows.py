@@ -147,3 +147,22 @@ def test_a_release_still_failing_at_the_deadline_is_warned_about(
     assert shutdown.warn_unreleased(releases) == 1
     message = caplog.records[-1].getMessage()
     assert "'stuck'" in message and "10.0.0.1:6379" in message and "frozen" in message
+
+
+def test_the_last_renewal_before_the_cap_makes_the_key_expire_at_the_cap() -> None:
+    state, lost = make_state()
+    hold = take(state, lost, "a", None)  # watchdog timeout 3 s
+    hold.renew_until, hold.max_hold = time.monotonic() + 1.0, 5.0  # 1 s of the cap left
+    hold.expires_at = time.monotonic() + 0.5  # as the renewal before left it
+    flow = renewal.renew_round(state)
+    ttl_ms = script(gather_of(flow, next(flow))).args[0]
+    assert isinstance(ttl_ms, int) and 900 <= ttl_ms <= 1000  # not 3000
+    finish(flow, [CallResult(([1],))])
+    assert hold.capped and not hold.renews  # never renewed again
+    assert hold.renew_until - 0.1 < hold.expires_at < hold.renew_until
+
+
+def test_a_cap_shorter_than_the_watchdog_timeout_is_the_first_ttl() -> None:
+    state, lost = make_state()
+    hold = capped(state, lost, "short", 0.5)
+    assert hold.capped  # the acquire's TTL already ends at the cap: nothing to renew

@@ -97,7 +97,11 @@ class AcquireRequest:
         if max_hold is None:
             max_hold = settings.max_hold_time
         self.max_hold = None if lease is not None or max_hold == math.inf else max_hold
+        # A cap shorter than the watchdog timeout is the key's first TTL: the hold ends
+        # at the cap even when no renewal round comes before it.
         self.ttl = settings.key_ttl(lease)
+        if self.max_hold is not None:
+            self.ttl = min(self.ttl, self.max_hold)
         self.lease_ms = to_millis(self.ttl)
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
         self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
@@ -112,9 +116,12 @@ class AcquireRequest:
         self.request_id = new_request_id()
         self.maybe_applied = False
 
-    def command(self) -> ScriptCommand:
+    def command(self, ttl: float | None = None) -> ScriptCommand:
+        """This request's attempt, giving the key `ttl` (or ``ttl`` seconds: a
+        reentrant acquire within a hold's ``max_hold_time``)."""
         ref = self.ref
-        return ref.kind.acquire(ref, self.lease_ms, self.request_id, self.wait_ms, self.queue)
+        lease_ms = self.lease_ms if ttl is None else to_millis(ttl)
+        return ref.kind.acquire(ref, lease_ms, self.request_id, self.wait_ms, self.queue)
 
     def undo_command(self) -> ScriptCommand:
         """Take back this request's hold, if it was applied, and leave the queue."""
@@ -135,6 +142,20 @@ def undo_later(acquire: AcquireRequest) -> Background:
     )
 
 
+def _within_cap(ref: LockRef, acquire: AcquireRequest) -> float:
+    """The TTL a reentrant acquire without a lease gives the key: its own, cut to the
+    time left before the hold's ``max_hold_time`` (a reentrant acquire cannot carry the
+    hold past its cap)."""
+    hold = ref.state.holds.get(ref.name, ref.owner)
+    if acquire.lease is not None or hold is None or hold.renew_until is None:
+        return acquire.ttl
+    return min(acquire.ttl, max(MIN_CAP_TTL, hold.renew_until - ref.state.clock()))
+
+
+MIN_CAP_TTL = 0.001
+"""The shortest TTL an acquire within a cap gives (PEXPIRE counts whole milliseconds)."""
+
+
 class _Stale(Exception):
     """The current request's hold is gone or undone: start a new request at once."""
 
@@ -146,11 +167,13 @@ def _acquire_once(
     ref = acquire.ref
     state, settings = ref.state, ref.state.settings
     sync = settings.sync_replicas
-    command = acquire.command()
     sent = [0.0]
     believed = state.holds.count(ref.name, ref.owner, state.clock())
+    ttl = acquire.ttl
     if believed:
         state.holds.acquiring(ref.name, ref.owner, acquire.request_id)
+        ttl = _within_cap(ref, acquire)
+    command = acquire.command(ttl)
 
     def attempts(unanswered: int) -> tuple[Command, ...]:
         if unanswered:
@@ -212,7 +235,7 @@ def _acquire_once(
         reply.hold_count,
         target=ref.target,
         lease=acquire.lease,
-        ttl=acquire.ttl,
+        ttl=ttl,
         now=sent[0],
         on_lost=ref.report,
         kind=ref.kind,

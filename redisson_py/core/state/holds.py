@@ -168,6 +168,17 @@ def gone_text(hold: Hold, now: float) -> str:
     return f"the hold vanished (the key was deleted or evicted{lease})"
 
 
+CAP_TOLERANCE = 0.01
+"""Seconds: a write that makes the key expire this close to a hold's cap (or later) is
+its last; the TTL sent was cut to the cap from a clock read a moment before the send."""
+
+
+def _reaches_cap(hold: Hold, sent_at: float, ttl: float) -> bool:
+    """True when a write sent at ``sent_at`` with ``ttl`` makes ``hold``'s key expire
+    at its ``max_hold_time`` (renewing it again would carry it past)."""
+    return hold.renew_until is not None and sent_at + ttl >= hold.renew_until - CAP_TOLERANCE
+
+
 class HoldTable:
     """Thread-safe table of this client's holds, keyed by (lock name, owner field)."""
 
@@ -257,6 +268,8 @@ class HoldTable:
             hold.lease = lease
             hold.unconfirmed = None
             hold.expires_at = safe_end(now, ttl)
+            if hold.watchdog and _reaches_cap(hold, now, ttl):
+                hold.capped = True
         watcher = self.watcher
         if watcher is not None:
             watcher(hold)
@@ -351,18 +364,22 @@ class HoldTable:
         with self._lock:
             return min((h.expires_at for h in self._holds.values()), default=None)
 
-    def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float, now: float) -> bool:
-        """Record a confirmed renewal sent at ``sent_at``: the hold is safe until
-        `safe_end` of it, and no longer unconfirmed. A hold whose safe end had
-        passed by ``now`` stays as it is: it is reported lost (that it was renewed
-        since does not undo the time it was not safe). True when the hold was renewed."""
+    def renewed(self, hold: Hold, sent_at: float, ttl: float, now: float) -> bool:
+        """Record a confirmed renewal sent at ``sent_at`` that set the key's TTL to
+        ``ttl``: the hold is safe until `safe_end` of it, and no longer unconfirmed (a
+        TTL that reaches the hold's cap makes this its last renewal). A hold whose safe
+        end had passed by ``now`` stays as it is: it is reported lost (that it was
+        renewed since does not undo the time it was not safe). True when the hold was
+        renewed."""
         with self._lock:
             if self._holds.get((hold.name, hold.owner)) is not hold or not hold.renews:
                 return False
             if now >= hold.expires_at:
                 return False
-            hold.expires_at = max(hold.expires_at, safe_end(sent_at, watchdog_timeout))
+            hold.expires_at = max(hold.expires_at, safe_end(sent_at, ttl))
             hold.unconfirmed = None
+            if _reaches_cap(hold, sent_at, ttl):
+                hold.capped = True  # its last renewal: the key now expires at the cap
             return True
 
     def cap(self, now: float) -> None:
