@@ -104,17 +104,12 @@ class LockProtocol:
         return Acquired(self, wait, lease, cap)
 
     def _try_within(self, wait: float | None, lease: float | None, max_hold: float | None) -> bool:
-        """``try_lock`` (``lock`` when ``wait`` is None), with ``max_hold_time`` only
-        when given (groups take none)."""
+        """``try_lock`` (``lock`` when ``wait`` is None) for `Acquired`; a lock that
+        takes ``max_hold_time`` (`caps_holds`) passes it on."""
         if wait is None:
-            if max_hold is None:
-                self.lock(lease)
-            else:
-                self.lock(lease, max_hold_time=max_hold)  # type: ignore[call-arg]
+            self.lock(lease)
             return True
-        if max_hold is None:
-            return self.try_lock(wait, lease)
-        return self.try_lock(wait, lease, max_hold_time=max_hold)  # type: ignore[call-arg]
+        return self.try_lock(wait, lease)
 
     def _release_after(self, exc: BaseException | None) -> None:
         """Release at the end of a ``with`` block. Without an exception from the block, a
@@ -208,6 +203,12 @@ class Lock(LockHandle, LockProtocol):
 
     def _label(self) -> str:
         return f"lock {self.name!r}"
+
+    def _try_within(self, wait: float | None, lease: float | None, max_hold: float | None) -> bool:
+        if wait is None:
+            self.lock(lease, max_hold_time=max_hold)
+            return True
+        return self.try_lock(wait, lease, max_hold_time=max_hold)
 
     def _node(self) -> str:
         return str(self._client._manager.describe(self.name))
