@@ -149,12 +149,17 @@ def test_shutdown_is_bounded_when_the_master_is_frozen_or_dead(
     topology = topology_factory(kind)
     config = topology_config(topology, lock_watchdog_timeout=WATCHDOG)
     config.server_config.timeout = 1.0
-    client = flavor.create_client(config)
+    client, other = flavor.create_client(config), flavor.create_client(config)
     name = _name()
-    holder = flavor.owner("holder")
+    holder, rival = flavor.owner("holder"), flavor.owner("rival")
     holder(client.get_lock(name).lock)
-    bound = client._state.settings.release_timeout  # 1.0 + 3 x 0.1
+    bound = client._state.settings.release_timeout  # 1.0 + 4 x 0.1
     node = topology.master() if kind == "single" else topology.master_for_slot(key_slot(name))
+    elsewhere = None  # in a cluster, a lock on another master: released all the same
+    if kind == "cluster":
+        while elsewhere is None or topology.master_for_slot(key_slot(elsewhere)) == node:
+            elsewhere = _name()
+        holder(client.get_lock(elsewhere).lock)
     caplog.set_level(logging.WARNING, logger="redisson_py.lock")
     if fault == "freeze":
         node.pause()
@@ -169,6 +174,8 @@ def test_shutdown_is_bounded_when_the_master_is_frozen_or_dead(
             node.resume()
     print(f"shutdown with the master {fault}: {took:.3f} s (bound {bound:.2f} s)")
     assert took < bound + 1.5
+    if elsewhere is not None:
+        assert rival(other.get_lock(elsewhere).try_lock) is True
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(name in m and "not released at shutdown" in m for m in warned), warned
 

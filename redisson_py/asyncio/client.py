@@ -248,10 +248,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         if self._state.closed:
             return
         self._state.closed = True
-        # Not waited for yet: a renewal round in flight on a frozen node would hold up
-        # the releases by a command timeout. A renewal that meets a released lock is no
-        # loss (the holds are marked as being released).
+        # Not waited for yet: a renewal round (or a topology scan) in flight on a frozen
+        # node would hold up the releases by a command timeout; they end meanwhile. A
+        # renewal that meets a released lock is no loss (the holds are marked as being
+        # released).
         self._watchdog.halt()
+        self._manager.halt()
         if release_locks:
             await self._release_everything()
         await self._watchdog.stop()
