@@ -346,3 +346,42 @@ def test_a_body_exception_is_never_replaced_by_a_release_error(
                 _with(flavor, alice, lambda: lock, quiet)
     finally:
         operator.shutdown()
+
+
+def test_a_body_exception_keeps_its_place_when_the_master_dies_in_the_block(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any
+) -> None:
+    """The release at the end of ``with semaphore:`` and ``with lock:`` fails because the
+    master died in the block: the block's KeyError is what the caller gets, with the
+    connection failure in a note."""
+    topology = topology_factory("single")
+    client = flavor.create_client(topology_config(topology))
+    name = _name()
+    alice = flavor.owner("alice")
+    semaphore, lock = client.get_semaphore(name + ":sem"), client.get_lock(name)
+    assert alice(semaphore.try_set_permits, 1) is True
+
+    def body() -> None:
+        topology.master().kill()
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError) as raised:
+        _with(flavor, alice, lambda: lock, lambda: _with_inner(flavor, semaphore, body))
+    notes = getattr(raised.value, "__notes__", [])
+    assert len(notes) == 2, notes  # the semaphore's release, then the lock's
+    assert notes[0].startswith(f"releasing semaphore {name + ':sem'!r}"), notes
+    assert notes[1].startswith(f"releasing lock {name!r}"), notes
+
+
+def _with_inner(flavor: Flavor, manager: Any, body: Callable[[], Any]) -> Any:
+    """``with manager: body()`` inside an owner's call (``async with`` for asyncio: a
+    coroutine the outer block awaits)."""
+    if flavor.name == "sync":
+        with manager:
+            return body()
+
+    async def inner() -> Any:
+        async with manager:
+            return body()
+
+    return inner()
