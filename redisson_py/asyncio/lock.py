@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Self
+from typing import Generic, Self, TypeVar
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.handles import LockHandle, acquire_wait, check_lease, check_wait, owner_of
+from redisson_py.core.handles import (
+    LockHandle,
+    acquire_wait,
+    check_lease,
+    check_max_hold,
+    check_wait,
+    owner_of,
+    release_failed_note,
+)
+from redisson_py.errors import ArgumentError, LockTimeoutError
 
 current_owner_id = primitives.current_owner_id
 
@@ -23,11 +32,22 @@ class LockProtocol:
     def _protocol_name(self) -> str:
         raise NotImplementedError
 
+    caps_holds = False
+    """True when ``try_lock`` takes ``max_hold_time`` (a single lock, not a group)."""
+
     async def lock(self, lease_time: float | None = None) -> None:
         raise NotImplementedError
 
     async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
         raise NotImplementedError
+
+    def _node(self) -> str:
+        """Where the lock lives, for error messages ("" when it is several nodes)."""
+        return ""
+
+    def _label(self) -> str:
+        """How messages name the lock."""
+        return self._protocol_name()
 
     async def unlock(self) -> None:
         raise NotImplementedError
@@ -54,6 +74,56 @@ class LockProtocol:
         """Same as ``is_locked()``: held by anyone, asked of Redis."""
         return await self.is_locked()
 
+    def acquired(
+        self,
+        wait_time: float | None,
+        lease_time: float | None = None,
+        *,
+        max_hold_time: float | None = None,
+    ) -> Acquired[Self]:
+        """A context manager that holds the lock for its block, taken within
+        ``wait_time`` seconds (None: for ever)::
+
+            async with lock.acquired(5):
+                ...
+
+        Raises [`LockTimeoutError`][redisson_py.errors.LockTimeoutError] (a
+        ``TimeoutError`` naming the lock and its node) when the lock cannot be had in
+        time; the block does not run then. ``lease_time`` and ``max_hold_time`` as for
+        ``try_lock`` (a MultiLock or RedLock takes no ``max_hold_time``). The arguments
+        are checked here, before anything is sent. At the block's end the lock is
+        released; an exception from the block is never replaced by a release error
+        (see ``__aexit__``)."""
+        name = self._protocol_name()
+        wait, lease = check_wait(name, wait_time), check_lease(name, lease_time)
+        cap = check_max_hold(name, max_hold_time, lease)
+        if cap is not None and not self.caps_holds:
+            raise ArgumentError(f"{self._label()}: max_hold_time is for a single lock, not a group")
+        return Acquired(self, wait, lease, cap)
+
+    async def _try_within(
+        self, wait: float | None, lease: float | None, max_hold: float | None
+    ) -> bool:
+        """``try_lock`` (``lock`` when ``wait`` is None) for `Acquired`; a lock that
+        takes ``max_hold_time`` (`caps_holds`) passes it on."""
+        if wait is None:
+            await self.lock(lease)
+            return True
+        return await self.try_lock(wait, lease)
+
+    async def _release_after(self, exc: BaseException | None) -> None:
+        """Release at the end of a ``with`` block. Without an exception from the block, a
+        release error is raised as ``unlock()`` raises it; with one, the block's exception
+        stays the one raised, and the release error is attached to it as a note (a lost
+        lock must not hide the ``KeyError`` that ended the block)."""
+        if exc is None:
+            await self.unlock()
+            return
+        try:
+            await self.unlock()
+        except Exception as error:
+            exc.add_note(release_failed_note(self._label(), error))
+
     async def __aenter__(self) -> Self:
         await self.lock()
         return self
@@ -64,7 +134,48 @@ class LockProtocol:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self.unlock()
+        """Release the lock. An exception from the block is never replaced by a release
+        error ([`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] after the
+        lock was lost, a connection error): it propagates, with the release error in a
+        note (``add_note``)."""
+        await self._release_after(exc)
+
+
+P = TypeVar("P", bound=LockProtocol)
+
+
+class Acquired(Generic[P]):
+    """What [`acquired`][redisson_py.asyncio.Lock.acquired] returns: a context
+    manager that takes the lock within its wait time (else raises
+    [`LockTimeoutError`][redisson_py.errors.LockTimeoutError]), gives the lock to the
+    block, and releases it at the block's end. Use it once."""
+
+    __slots__ = ("_lease", "_lock", "_max_hold", "_wait")
+
+    def __init__(self, lock: P, wait: float | None, lease: float | None, max_hold: float | None):
+        self._lock = lock
+        self._wait, self._lease, self._max_hold = wait, lease, max_hold
+
+    async def __aenter__(self) -> P:
+        lock = self._lock
+        if not await lock._try_within(self._wait, self._lease, self._max_hold):
+            name, node = lock._label(), lock._node()
+            where = f" on {node}" if node else ""
+            raise LockTimeoutError(
+                f"{name}{where} was not acquired within wait_time={self._wait:g} s: another"
+                " owner held it; the block did not run",
+                lock_name=lock._protocol_name(),
+                wait_time=self._wait or 0.0,
+            )
+        return lock
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._lock._release_after(exc)
 
 
 class Lock(LockHandle, LockProtocol):
@@ -85,11 +196,36 @@ class Lock(LockHandle, LockProtocol):
     for `asyncio.Lock` (see `LockProtocol`).
     """
 
+    caps_holds = True
+
     def _protocol_name(self) -> str:
         return self.name
 
-    async def lock(self, lease_time: float | None = None) -> None:
+    def _label(self) -> str:
+        return f"lock {self.name!r}"
+
+    async def _try_within(
+        self, wait: float | None, lease: float | None, max_hold: float | None
+    ) -> bool:
+        if wait is None:
+            await self.lock(lease, max_hold_time=max_hold)
+            return True
+        return await self.try_lock(wait, lease, max_hold_time=max_hold)
+
+    def _node(self) -> str:
+        return str(self._client._manager.describe(self.name))
+
+    async def lock(
+        self, lease_time: float | None = None, *, max_hold_time: float | None = None
+    ) -> None:
         """Wait until this task holds the lock.
+
+        ``max_hold_time`` (seconds; None: the config's ``lockMaxHoldTime``, by default
+        no cap; ``math.inf``: no cap) caps a hold taken without a lease: the watchdog
+        stops renewing it that long after this acquire (its last renewal makes the key
+        expire then), and its loss is reported as any loss ("held past max_hold_time";
+        ``on_lock_lost``, a ``lost`` event, ``unlock()`` raising). With
+        ``lease_time`` it is an [`ArgumentError`][redisson_py.errors.ArgumentError].
 
         Waits through failovers: connection errors and grants the replicas did not
         acknowledge are retried for as long as it waits, with a WARNING log line at the
@@ -97,17 +233,27 @@ class Lock(LockHandle, LockProtocol):
         [`try_lock`][redisson_py.asyncio.Lock.try_lock] for a deadline.
         """
         lease = check_lease(self.name, lease_time)
-        await run(self._flow(self._owner(), lock_flows.try_lock, None, lease))
+        cap = check_max_hold(self.name, max_hold_time, lease)
+        await run(self._flow(self._owner(), lock_flows.try_lock, None, lease, cap))
 
-    async def try_lock(self, wait_time: float = 0.0, lease_time: float | None = None) -> bool:
+    async def try_lock(
+        self,
+        wait_time: float = 0.0,
+        lease_time: float | None = None,
+        *,
+        max_hold_time: float | None = None,
+    ) -> bool:
         """Take the lock if it can be had within ``wait_time`` seconds; True if taken.
+        ``max_hold_time`` as for [`lock`][redisson_py.asyncio.Lock.lock].
 
         Raises [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError] when
         the master granted it but its replicas did not acknowledge in time until the
         deadline (the grant is undone).
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        acquired: bool = await run(self._flow(self._owner(), lock_flows.try_lock, wait, lease))
+        cap = check_max_hold(self.name, max_hold_time, lease)
+        flow = self._flow(self._owner(), lock_flows.try_lock, wait, lease, cap)
+        acquired: bool = await run(flow)
         return acquired
 
     def _owner(self) -> int:

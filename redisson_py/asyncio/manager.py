@@ -104,10 +104,16 @@ class ConnectionManager(ManagerBase):
             self.pubsub.after_fork()
             self._start_workers()
 
-    async def close(self) -> None:
-        """Stop the background loops and close every connection; idempotent."""
+    def halt(self) -> None:
+        """Tell the background loops to stop, without waiting for them (`close` waits):
+        no topology scan starts after this, and one in flight ends by itself (its
+        calls are bounded). Calls still work until `close`."""
         self._closed.set()
         self._wake.set()
+
+    async def close(self) -> None:
+        """Stop the background loops and close every connection; idempotent."""
+        self.halt()
         for worker in self._workers:
             await worker.stop()
         await self.pubsub.close()

@@ -112,10 +112,16 @@ class Watchdog:
         """Run one renewal round now; return how many holds it renewed."""
         return (await run(renew_round(self._state))).renewed
 
-    async def stop(self) -> None:
+    def halt(self) -> None:
+        """Tell the loops to stop, without waiting for them: no round starts after
+        this, and a round in flight ends by itself (its calls are bounded)."""
         self._stopped = True
         self._wake.set()
         self._report_wake.set()
+
+    async def stop(self) -> None:
+        """`halt`, and wait for the loops' end."""
+        self.halt()
         await self._worker.stop()
         await self._reporter.stop()
 

@@ -119,6 +119,12 @@ class Config(Settings):
     lock_watchdog_timeout: float = setting(Millis(positive=True, minimum=0.1), 30.0)
     """Seconds a lock taken without a lease lives between watchdog renewals (renewed every
     third of it). 0.1 s (YAML 100 ms) to 1 day."""
+    lock_max_hold_time: float = setting(Millis(), 0.0)
+    """Seconds after which the watchdog stops renewing a lock taken without a lease (its
+    last renewal makes the key expire then, and the hold is reported lost, "held past
+    max_hold_time"); 0: no cap. The default of every ``lock()``, ``try_lock()`` and
+    ``synchronized`` without ``max_hold_time``. redisson-py's own key (Redisson has no
+    such cap)."""
     lock_watchdog_batch_size: int = setting(Int(1, 10_000), 100)
     """Locks renewed per watchdog round trip."""
     fair_lock_wait_timeout: float = setting(Millis(positive=True), 300.0)

@@ -85,6 +85,39 @@ def check_wait(
     return None if math.isinf(wait_time) else float(wait_time)
 
 
+def check_max_hold(
+    name: str, max_hold_time: float | None, lease: float | None, *, what: str = "lock"
+) -> float | None:
+    """``max_hold_time`` checked: None (the config's ``lockMaxHoldTime``), ``math.inf``
+    (no cap, whatever the config says) or at least `MIN_LEASE` seconds; an explicit cap
+    with a lease is an [`ArgumentError`][redisson_py.errors.ArgumentError] (a leased
+    hold is never renewed: its lease is its cap)."""
+    if max_hold_time is None:
+        return None
+    if isinstance(max_hold_time, bool) or not isinstance(max_hold_time, int | float):
+        raise ArgumentTypeError(
+            f"{what} {name!r}: max_hold_time must be seconds or None, not {max_hold_time!r}"
+        )
+    if math.isnan(max_hold_time) or max_hold_time < MIN_LEASE:
+        raise ArgumentError(
+            f"{what} {name!r}: max_hold_time must be at least 0.001 s (1 ms), math.inf for"
+            f" no cap, or None for the config's lockMaxHoldTime; got {max_hold_time!r}"
+        )
+    if lease is not None:
+        raise ArgumentError(
+            f"{what} {name!r}: max_hold_time caps the watchdog's renewals, and a hold with"
+            f" lease_time={lease:g} is never renewed (its lease is its cap); give one or"
+            " the other"
+        )
+    return float(max_hold_time)
+
+
+def release_failed_note(what: str, error: BaseException) -> str:
+    """The note a ``with`` block's exception gets when the release at its end failed
+    too (the block's exception stays the one raised)."""
+    return f"releasing {what} at the end of the block failed too: {type(error).__name__}: {error}"
+
+
 def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
     """``threading.Lock.acquire``'s arguments as a wait time (None: for ever)."""
     if not blocking:
@@ -357,13 +390,16 @@ class ClientHandle(Generic[L, M]):
         name: str,
         wait_time: float | None,
         lease_time: float | None,
+        max_hold_time: float | None,
         func: Callable[..., Any],
         *,
         coroutine: bool,
-    ) -> tuple[L, float | None, float | None]:
-        """``synchronized``'s checks, made when it decorates: the lock, wait and lease."""
+    ) -> tuple[L, float | None, float | None, float | None]:
+        """``synchronized``'s checks, made when it decorates: the lock, wait, lease and
+        renewal cap."""
         lock = self.get_lock(name)
         wait, lease = check_wait(name, wait_time), check_lease(name, lease_time)
+        cap = check_max_hold(name, max_hold_time, lease)
         if not callable(func):
             raise ArgumentTypeError(f"synchronized({name!r}) decorates functions, not {func!r}")
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
@@ -378,7 +414,7 @@ class ClientHandle(Generic[L, M]):
                 f"synchronized({name!r}) of the {shell} client decorates {kind}, not"
                 f" {func!r}; use the {'sync' if coroutine else 'asyncio'} client for it"
             )
-        return lock, wait, lease
+        return lock, wait, lease, cap
 
     @staticmethod
     def _timed_out(name: str, wait: float) -> LockTimeoutError:

@@ -12,11 +12,13 @@ from typing import ParamSpec, TypeVar
 import redis
 
 from redisson_py.config.model import Config
+from redisson_py.core.flows import shutdown as shutdown_flows
 from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.state.holds import LostCallback
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.count_down_latch import CountDownLatch
+from redisson_py.sync.driver import run
 from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.fenced_resource import FencedResource
 from redisson_py.sync.lock import Lock
@@ -32,6 +34,10 @@ from redisson_py.sync.read_write_lock import ReadWriteLock
 from redisson_py.sync.semaphore import Semaphore
 from redisson_py.sync.watchdog import Watchdog
 
+SHUTDOWN_GRACE = 0.1
+"""Seconds a shutdown waits for its releases past their deadline (the last reply being
+read) before it warns and closes the connections."""
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -43,8 +49,8 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     shared by the threads of the process. Each client has its own id (a UUID): locks
     taken through two clients are owned by different owners even within one thread.
     [`shutdown`][redisson_py.Redisson.shutdown] (or leaving an ``with``
-    block) stops its background loops and closes its connections; locks still held then
-    expire after the watchdog timeout. ``on_lock_lost`` callbacks run in the watchdog's
+    block) releases what it holds, stops its background loops and closes its
+    connections. ``on_lock_lost`` callbacks run in the watchdog's
     background loop and must not block.
     """
 
@@ -67,7 +73,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         return cls(config, ConnectionManager.create(config), on_lock_lost)
 
     def synchronized(
-        self, name: str, wait_time: float | None = None, lease_time: float | None = None
+        self,
+        name: str,
+        wait_time: float | None = None,
+        lease_time: float | None = None,
+        *,
+        max_hold_time: float | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """A decorator that runs each call of an ``def`` function holding lock
         ``name``::
@@ -80,9 +91,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         ``TimeoutError``) without running. ``lease_time`` None keeps the lock with the
         watchdog for the whole call; a lease makes it expire by itself, and then a call
         that outlives it raises
-        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when it returns. The
-        lock is reentrant, so a decorated function may call itself or another one on the
-        same lock. The arguments and the function are checked when decorating
+        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when it returns (an
+        exception of the function's own is never replaced by it: it propagates with the
+        release error as a note). ``max_hold_time`` caps the watchdog's renewals, as for
+        [`Lock.lock`][redisson_py.Lock.lock]. The lock is reentrant, so a
+        decorated function may call itself or another one on the same lock. The
+        arguments and the function are checked when decorating
         ([`ArgumentError`][redisson_py.errors.ArgumentError] for a coroutine function on
         the threaded client, a plain one on the asyncio client); after
         [`shutdown`][redisson_py.Redisson.shutdown] calls raise
@@ -91,20 +105,23 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         """
 
         def decorate(func: Callable[P, R]) -> Callable[P, R]:
-            lock, wait, lease = self._synchronized_lock(
-                name, wait_time, lease_time, func, coroutine=primitives.IS_ASYNC
+            lock, wait, lease, cap = self._synchronized_lock(
+                name, wait_time, lease_time, max_hold_time, func, coroutine=primitives.IS_ASYNC
             )
 
             @functools.wraps(func)
             def synchronized_call(*args: P.args, **kwargs: P.kwargs) -> R:
                 if wait is None:
-                    lock.lock(lease)
-                elif not lock.try_lock(wait, lease):
+                    lock.lock(lease, max_hold_time=cap)
+                elif not lock.try_lock(wait, lease, max_hold_time=cap):
                     raise self._timed_out(name, wait)
                 try:
-                    return func(*args, **kwargs)
-                finally:
-                    lock.unlock()
+                    result = func(*args, **kwargs)
+                except BaseException as error:
+                    lock._release_after(error)
+                    raise
+                lock.unlock()
+                return result
 
             return synchronized_call
 
@@ -214,14 +231,56 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         self._check_open()
         return self._manager.master_client(name)
 
-    def shutdown(self) -> None:
-        """Stop renewals and close connections; held locks expire by themselves.
+    def shutdown(self, *, release_locks: bool = True) -> None:
+        """Release what this client holds, stop renewals and close connections.
         Idempotent. Every later call on this client or its locks raises
-        [`ClientClosedError`][redisson_py.errors.ClientClosedError]."""
+        [`ClientClosedError`][redisson_py.errors.ClientClosedError].
+
+        With ``release_locks`` (the default) every hold of this client is released,
+        all at once: each lock of every kind (as many times as it was entered), the
+        members of its MultiLock and RedLock holds, and the semaphore permits taken
+        through it (a permit-expirable semaphore's permits; a semaphore's acquires less
+        the releases made through this client). The next holder gets them at once
+        instead of after the watchdog timeout. Releasing takes at most one command
+        timeout plus the retry delays (``timeout`` + the ``retryDelay`` of each of
+        ``retryAttempts``), whatever the servers do; a release that fails or does not
+        answer in that time is left to expire by itself, with a WARNING log line naming
+        it and its node. ``release_locks=False`` leaves every hold to expire, as a crash
+        would (locks after the watchdog timeout or their lease)."""
+        if self._state.closed:
+            return
         self._state.closed = True
+        # Not waited for yet: a renewal round (or a topology scan) in flight on a frozen
+        # node would hold up the releases by a command timeout; they end meanwhile. A
+        # renewal that meets a released lock is no loss (the holds are marked as being
+        # released).
+        self._watchdog.halt()
+        self._manager.halt()
+        if release_locks:
+            self._release_everything()
         self._watchdog.stop()
         self._manager.close()
         self._state.holds.clear()
+        self._state.taken.drain()
+
+    def _release_everything(self) -> None:
+        """`shutdown`'s releases, in the background, waited for until their deadline."""
+        releases = shutdown_flows.plan(self._state)
+        if not releases:
+            return
+        timeout = self._state.settings.release_timeout
+        deadline = self._state.clock() + timeout
+        finished = primitives.Event()
+
+        def release() -> None:
+            try:
+                run(shutdown_flows.release_all(self._state, releases, deadline))
+            finally:
+                finished.set()
+
+        primitives.spawn("redisson-py-shutdown", release)
+        finished.wait(timeout + SHUTDOWN_GRACE)
+        shutdown_flows.warn_unreleased(releases)
 
     def __enter__(self) -> Redisson:
         return self

@@ -9,7 +9,7 @@ from typing import Self
 
 from redisson_py.core.flows import semaphore as semaphore_flows
 from redisson_py.core.flows import synchronizers as objects
-from redisson_py.core.handles import check_wait
+from redisson_py.core.handles import check_wait, release_failed_note
 from redisson_py.core.synchronizer_handles import MAX_PERMITS, ObjectHandle, check_int
 from redisson_py.sync.driver import run
 
@@ -115,4 +115,12 @@ class Semaphore(ObjectHandle):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.release()
+        """Give the permit back; an exception from the block is never replaced by a
+        release error, which is attached to it as a note instead."""
+        if exc is None:
+            self.release()
+            return
+        try:
+            self.release()
+        except Exception as error:
+            exc.add_note(release_failed_note(self._subject, error))

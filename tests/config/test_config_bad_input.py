@@ -212,3 +212,10 @@ def test_python_time_in_milliseconds_warns_with_the_parameter() -> None:
         section.idle_connection_timeout = 1800
         config.validate()
         Config.from_yaml(config.to_yaml(), env={})  # no warning when loading its own output
+
+
+def test_a_negative_max_hold_time_is_refused_with_its_line() -> None:
+    error = _load("singleServerConfig: {address: redis://h:1}\nlockMaxHoldTime: -5\n")
+    assert error.path == "lockMaxHoldTime" and error.line == 2
+    with pytest.raises(ConfigError, match=r"^lockMaxHoldTime: "):
+        Config().lock_max_hold_time = -1.0

@@ -107,6 +107,7 @@ def test_top_level_defaults_are_redissons() -> None:
     config = Config()
     assert config.lock_watchdog_timeout == 30.0
     assert config.lock_watchdog_batch_size == 100
+    assert config.lock_max_hold_time == 0.0  # redisson-py's own key: no cap
     assert config.check_lock_synced_slaves is True
     assert config.slaves_sync_timeout == 1.0
     assert config.protocol is Protocol.RESP2

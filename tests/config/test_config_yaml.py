@@ -26,6 +26,7 @@ from redisson_py.config import (
     SslVerificationMode,
     TaggedValue,
 )
+from redisson_py.core.state.options import lock_settings
 from redisson_py.errors import ConfigFileError
 
 # A full dump in the shape Redisson's Config.toYAML() writes (cluster mode), with the Java
@@ -466,3 +467,14 @@ def test_configs_copy() -> None:
     clone = copy.deepcopy(config)
     assert clone == config
     assert clone.server_config is not config.server_config
+
+
+def test_lock_max_hold_time_is_milliseconds_in_yaml_and_reaches_the_lock_settings() -> None:
+    text = "singleServerConfig:\n  address: redis://h:1\nlockMaxHoldTime: 90000\n"
+    config = Config.from_yaml(text)
+    assert config.lock_max_hold_time == 90.0
+    assert "lockMaxHoldTime: 90000\n" in config.to_yaml()
+    assert config.server_config is not None
+    assert lock_settings(config, config.server_config).max_hold_time == 90.0
+    config.lock_max_hold_time = 0.0  # no cap
+    assert lock_settings(config, config.server_config).max_hold_time is None

@@ -12,6 +12,7 @@ what a reply means is `redisson_py.core.flows.lock_kinds`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -65,12 +66,15 @@ class AcquireRequest:
     it may have been applied, so a wait that ends without a grant undoes the request.
     ``queued`` is True once an attempt may have put the owner in a fair lock's waiter
     queue, which a wait that ends without a grant leaves. ``wait`` (None: for ever) is
-    how long the call may wait: 0 tries once and joins no queue.
+    how long the call may wait: 0 tries once and joins no queue. ``max_hold`` caps a
+    watchdog hold's renewals (seconds; None: the config's ``lockMaxHoldTime``; inf: no
+    cap; ignored with a lease, which is never renewed).
     """
 
     __slots__ = (
         "lease",
         "lease_ms",
+        "max_hold",
         "maybe_applied",
         "queue",
         "queued",
@@ -80,11 +84,24 @@ class AcquireRequest:
         "wait_ms",
     )
 
-    def __init__(self, ref: LockRef, lease: float | None, wait: float | None = 0.0):
+    def __init__(
+        self,
+        ref: LockRef,
+        lease: float | None,
+        wait: float | None = 0.0,
+        max_hold: float | None = None,
+    ):
         settings = ref.state.settings
         self.ref = ref
         self.lease = lease
+        if max_hold is None:
+            max_hold = settings.max_hold_time
+        self.max_hold = None if lease is not None or max_hold == math.inf else max_hold
+        # A cap shorter than the watchdog timeout is the key's first TTL: the hold ends
+        # at the cap even when no renewal round comes before it.
         self.ttl = settings.key_ttl(lease)
+        if self.max_hold is not None:
+            self.ttl = min(self.ttl, self.max_hold)
         self.lease_ms = to_millis(self.ttl)
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
         self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
@@ -99,9 +116,12 @@ class AcquireRequest:
         self.request_id = new_request_id()
         self.maybe_applied = False
 
-    def command(self) -> ScriptCommand:
+    def command(self, ttl: float | None = None) -> ScriptCommand:
+        """This request's attempt, giving the key `ttl` (or ``ttl`` seconds: a
+        reentrant acquire within a hold's ``max_hold_time``)."""
         ref = self.ref
-        return ref.kind.acquire(ref, self.lease_ms, self.request_id, self.wait_ms, self.queue)
+        lease_ms = self.lease_ms if ttl is None else to_millis(ttl)
+        return ref.kind.acquire(ref, lease_ms, self.request_id, self.wait_ms, self.queue)
 
     def undo_command(self) -> ScriptCommand:
         """Take back this request's hold, if it was applied, and leave the queue."""
@@ -122,6 +142,20 @@ def undo_later(acquire: AcquireRequest) -> Background:
     )
 
 
+def _within_cap(ref: LockRef, acquire: AcquireRequest) -> float:
+    """The TTL a reentrant acquire without a lease gives the key: its own, cut to the
+    time left before the hold's ``max_hold_time`` (a reentrant acquire cannot carry the
+    hold past its cap)."""
+    hold = ref.state.holds.get(ref.name, ref.owner)
+    if acquire.lease is not None or hold is None or hold.renew_until is None:
+        return acquire.ttl
+    return min(acquire.ttl, max(MIN_CAP_TTL, hold.renew_until - ref.state.clock()))
+
+
+MIN_CAP_TTL = 0.001
+"""The shortest TTL an acquire within a cap gives (PEXPIRE counts whole milliseconds)."""
+
+
 class _Stale(Exception):
     """The current request's hold is gone or undone: start a new request at once."""
 
@@ -133,11 +167,13 @@ def _acquire_once(
     ref = acquire.ref
     state, settings = ref.state, ref.state.settings
     sync = settings.sync_replicas
-    command = acquire.command()
     sent = [0.0]
     believed = state.holds.count(ref.name, ref.owner, state.clock())
+    ttl = acquire.ttl
     if believed:
         state.holds.acquiring(ref.name, ref.owner, acquire.request_id)
+        ttl = _within_cap(ref, acquire)
+    command = acquire.command(ttl)
 
     def attempts(unanswered: int) -> tuple[Command, ...]:
         if unanswered:
@@ -199,11 +235,12 @@ def _acquire_once(
         reply.hold_count,
         target=ref.target,
         lease=acquire.lease,
-        ttl=acquire.ttl,
+        ttl=ttl,
         now=sent[0],
         on_lost=ref.report,
         kind=ref.kind,
         request_id=acquire.request_id,
+        max_hold=acquire.max_hold,
     )
     if ref.on_grant is not None:
         ref.on_grant(reply)
@@ -234,8 +271,11 @@ def release_command(ref: LockRef) -> ScriptCommand:
     return ref.kind.release(ref, ref.state.holds.acquire_ids(ref.name, ref.owner))
 
 
-def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
+def try_lock(
+    ref: LockRef, wait: float | None, lease: float | None, max_hold: float | None = None
+) -> Flow:
     """Acquire a hold within ``wait`` seconds (None: wait for ever); return True if held.
+    ``max_hold``: see `AcquireRequest`.
 
     A waiter subscribes to the unlock channel before it retries, then sleeps until a
     message or the holder's remaining TTL, whichever comes first, so a lost message or
@@ -256,7 +296,7 @@ def try_lock(ref: LockRef, wait: float | None, lease: float | None) -> Flow:
     settings = ref.state.settings
     started = ref.state.clock()
     deadline = None if wait is None else started + max(0.0, wait)
-    acquire = AcquireRequest(ref, lease, wait)
+    acquire = AcquireRequest(ref, lease, wait, max_hold)
     backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
 
     def remaining() -> float | None:
@@ -371,8 +411,11 @@ def unlock(ref: LockRef) -> Flow:
         # it now, so this unlock raises as every unlock after the report would.
         losses.report_if_expired(ref.state, ref.name, ref.owner, ref.state.clock())
     was_lost = holds.was_lost(ref.name, ref.owner)
+    how = ""
     if was_lost:
         expires_at = ref.state.clock()  # one try: the hold is gone either way
+        gone = holds.gone_reason(ref.name, ref.owner, expires_at)
+        how = f" ({gone})" if gone else ""
     command = release_command(ref)
     holds.releasing(ref.name, ref.owner, +1)
     try:
@@ -382,8 +425,8 @@ def unlock(ref: LockRef) -> Flow:
             holds.clear_lost(ref.name, ref.owner)
             raise LockNotOwnedError(
                 f"lock {ref.name!r} was reported lost to owner {ref.owner} before this"
-                " unlock; the critical section was not protected (releasing what may be"
-                f" left of it failed too: {reply_error(ref, error)})"
+                f" unlock{how}; the critical section was not protected (releasing what may"
+                f" be left of it failed too: {reply_error(ref, error)})"
             ) from error
         forget_one_hold(ref)
         if isinstance(error, ResponseError):
@@ -406,8 +449,8 @@ def unlock(ref: LockRef) -> Flow:
     holds.released(ref.name, ref.owner, left)
     if was_lost:
         raise LockNotOwnedError(
-            f"lock {ref.name!r} was reported lost to owner {ref.owner} before this unlock;"
-            " the critical section was not protected"
+            f"lock {ref.name!r} was reported lost to owner {ref.owner} before this"
+            f" unlock{how}; the critical section was not protected"
         )
     if ref.state.listeners:
         _emit(ref, "released", hold_count=left)

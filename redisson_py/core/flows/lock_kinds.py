@@ -68,11 +68,12 @@ def new_request_id() -> str:
 
 
 def renew_flags(holds: Sequence[Hold]) -> tuple[str, ...]:
-    """The renewal scripts' per-lock flags: none when every hold is the watchdog's,
-    else ``1`` (renew) or ``0`` (only check: a leased hold) per hold."""
-    if all(h.watchdog for h in holds):
+    """The renewal scripts' per-lock flags: none when every hold is renewed, else ``1``
+    (renew) or ``0`` (only check: a leased hold, or one past its ``max_hold_time``) per
+    hold."""
+    if all(h.renews for h in holds):
         return ()
-    return tuple("1" if h.watchdog else "0" for h in holds)
+    return tuple("1" if h.renews else "0" for h in holds)
 
 
 class LockKind:

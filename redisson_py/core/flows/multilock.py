@@ -353,6 +353,7 @@ def _record_members(
             on_lost=ref.report,
             kind=ref.kind,
             request_id="" if outcome.acquire is None else outcome.acquire.request_id,
+            max_hold=None if outcome.acquire is None else outcome.acquire.max_hold,
         )
 
 

@@ -22,7 +22,7 @@ from redisson_py.core.flows.lock_kinds import new_request_id
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import permit_semaphore as scripts
-from redisson_py.core.state.holds import Hold, report_lost
+from redisson_py.core.state.holds import Hold, Taken, report_lost
 from redisson_py.errors import PermitNotHeldError
 
 Flow = Generator[Effect, Any, Any]
@@ -110,6 +110,13 @@ def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow
     taken = yield from grants.try_acquire(request, wait)
     if not taken:
         return None
+
+    def give_back(count: int) -> ScriptCommand:
+        return once_command(ref, scripts.TRY_RELEASE, keys, new_request_id(), _now_ms(ref), permit)
+
+    subject = f"{ref.subject}: permit {permit.hex()}"
+    taken_here = Taken(subject, ref.target, ref.name, 1, give_back)
+    ref.state.taken.took((ref.name, permit.hex()), taken_here)
     if lease is not None:
         _track(ref, permit.hex(), lease, request.sent_at)
     return permit.hex()
@@ -145,6 +152,7 @@ def _release(ref: ObjectRef, permit: bytes) -> Generator[Effect, Any, str | None
     )
     released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), permit)
     holds.released(ref.name, owner, 0)
+    ref.state.taken.gave((ref.name, owner))
     if lost is not None:
         done = "; it was released now" if released == 1 else ""
         return f"was reported lost before this release: {lost}{done}"

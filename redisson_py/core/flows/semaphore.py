@@ -15,9 +15,11 @@ from typing import Any
 
 from redisson_py.core.effects import Effect
 from redisson_py.core.flows import calls, grants
+from redisson_py.core.flows.lock_kinds import new_request_id
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import requests, semaphore
+from redisson_py.core.state.holds import Taken
 
 Flow = Generator[Effect, Any, Any]
 
@@ -45,10 +47,25 @@ def acquire_request(ref: ObjectRef, permits: int) -> grants.PermitRequest:
 
 def try_acquire(ref: ObjectRef, permits: int, wait: float | None) -> Flow:
     """Take ``permits`` permits within ``wait`` seconds (None: for ever); True if taken.
-    0 permits are taken at once, without asking Redis (as Redisson's)."""
+    0 permits are taken at once, without asking Redis (as Redisson's). Permits taken
+    are counted in the client's `TakenTable` (less those released through it), for its
+    shutdown to give back."""
     if permits == 0:
         return True
-    return (yield from grants.try_acquire(acquire_request(ref, permits), wait))
+    taken = yield from grants.try_acquire(acquire_request(ref, permits), wait)
+    if taken:
+        ref.state.taken.took((ref.name, ""), _taken(ref, permits))
+    return taken
+
+
+def _taken(ref: ObjectRef, permits: int) -> Taken:
+    """``permits`` taken through this client, for its shutdown to give back."""
+
+    def release(count: int) -> Any:
+        keys = (ref.name, ref.channel)
+        return once_command(ref, semaphore.RELEASE, keys, new_request_id(), count, "0")
+
+    return Taken(f"{ref.subject}: {permits} permit(s)", ref.target, ref.name, permits, release)
 
 
 def release(ref: ObjectRef, permits: int, if_exists: bool = False) -> Flow:
@@ -58,7 +75,10 @@ def release(ref: ObjectRef, permits: int, if_exists: bool = False) -> Flow:
         return True
     keys = (ref.name, ref.channel)
     count = yield from apply_once(ref, semaphore.RELEASE, keys, permits, "1" if if_exists else "0")
-    return not (if_exists and count < 0)
+    released = not (if_exists and count < 0)
+    if released:
+        ref.state.taken.gave((ref.name, ""), permits)
+    return released
 
 
 def try_set_permits(ref: ObjectRef, permits: int) -> Flow:

@@ -52,7 +52,7 @@ from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind
 from redisson_py.core.routing import failures, naming
 from redisson_py.core.routing.refusals import refusal_of
 from redisson_py.core.state.client_state import ClientState
-from redisson_py.core.state.holds import EXPIRY_SLACK, Hold, gone_text, lease_text
+from redisson_py.core.state.holds import EXPIRY_SLACK, Hold, capped_text, gone_text, lease_text
 from redisson_py.core.state.losses import REFUSED, UNREACHABLE, declare_lost, emit, report_expired
 from redisson_py.errors import AuthError, ConnectError
 
@@ -78,24 +78,43 @@ def group_key(hold: Hold) -> GroupKey:
     return (id(hold.target), slot, _kind(hold).renew_script.name)
 
 
-def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[Hold]]]:
+def renewal_ttl(state: ClientState, hold: Hold, now: float) -> float:
+    """The TTL a renewal sent at ``now`` gives ``hold``: the watchdog timeout, or less
+    when that would carry the hold past its ``max_hold_time``; then the key expires when
+    the cap is reached, and this is the hold's last renewal."""
+    ttl = state.settings.watchdog_timeout
+    if hold.renew_until is not None and hold.renews:
+        ttl = min(ttl, max(MIN_TTL, hold.renew_until - now))
+    return ttl
+
+
+MIN_TTL = 0.001
+"""The shortest TTL a renewal sets (PEXPIRE counts whole milliseconds)."""
+
+
+def plan_round(
+    state: ClientState, holds: list[Hold], now: float | None = None
+) -> list[tuple[Call, list[Hold], float]]:
     """Group ``holds`` into renewal calls: per manager, per slot where the manager
-    routes by slot, per renewal script (lock kind), at most ``renew_batch_size`` keys a
-    call. Watchdog holds are renewed, leased ones only checked. With replica sync on, a
-    call that renews asks for the replicas' acknowledgement (one WAIT per node)."""
+    routes by slot, per renewal script (lock kind), per TTL (a hold's last renewal
+    before its ``max_hold_time`` gets a shorter one: `renewal_ttl`), at most
+    ``renew_batch_size`` keys a call; each with its TTL. Watchdog holds are renewed,
+    leased ones only checked. With replica sync on, a call that renews asks for the
+    replicas' acknowledgement (one WAIT per node)."""
     settings = state.settings
-    ttl_ms = to_millis(settings.watchdog_timeout)
+    now = state.clock() if now is None else now
     sync = settings.sync_replicas
-    groups: dict[GroupKey, list[Hold]] = {}
+    groups: dict[tuple[GroupKey, int], list[Hold]] = {}
     for hold in holds:
-        groups.setdefault(group_key(hold), []).append(hold)
+        ttl_ms = to_millis(renewal_ttl(state, hold, now))
+        groups.setdefault((group_key(hold), ttl_ms), []).append(hold)
     size = max(1, settings.renew_batch_size)
     planned = []
-    for members in groups.values():
+    for (_key, ttl_ms), members in groups.items():
         for start in range(0, len(members), size):
             chunk = members[start : start + size]
             command = _kind(chunk[0]).renew(chunk, ttl_ms)
-            renews = any(hold.watchdog for hold in chunk)
+            renews = any(hold.renews for hold in chunk)
             call = Call(
                 chunk[0].target,
                 chunk[0].name,
@@ -103,7 +122,7 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
                 sync_replicas=sync if renews else None,
                 timeout=settings.command_timeout,
             )
-            planned.append((call, chunk))
+            planned.append((call, chunk, ttl_ms / 1000))
     return planned
 
 
@@ -132,14 +151,17 @@ def renew_round(
     """Renew every watchdog hold once and check every leased one (only those in the
     groups ``only``, when given); report the lost ones."""
     outcome = RoundOutcome()
+    state.holds.cap(state.clock())  # holds past max_hold_time are only checked from now
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
     if not holds:
         return outcome
-    planned = plan_round(state, holds)
     sent_at = state.clock()
-    results: list[CallResult | BaseException] = list((yield Gather(tuple(c for c, _ in planned))))
+    planned = plan_round(state, holds, sent_at)
+    results: list[CallResult | BaseException] = list(
+        (yield Gather(tuple(call for call, _, _ in planned)))
+    )
     again = [i for i, result in enumerate(results) if _reconnectable(result)]
     if again:
         # The connection that failed was closed by the manager: this goes out on a new
@@ -152,8 +174,7 @@ def renew_round(
             results[index] = result
     else:
         resent_at = sent_at
-    timeout = state.settings.watchdog_timeout
-    for index, ((_call, chunk), result) in enumerate(zip(planned, results, strict=True)):
+    for index, ((_call, chunk, ttl), result) in enumerate(zip(planned, results, strict=True)):
         if isinstance(result, BaseException):
             outcome.failing.add(group_key(chunk[0]))
             how = REFUSED if refusal_of(result) is not None else UNREACHABLE
@@ -167,10 +188,10 @@ def renew_round(
         for hold, flag in zip(chunk, result.replies[0], strict=True):
             if int(flag) != 1:
                 declare_lost(state, hold, _gone_reason(hold, at), gone_text(hold, at))
-            elif not hold.watchdog:
-                continue  # a leased hold, still there: its lease end is its safe end
+            elif not hold.renews:
+                continue  # leased or capped, still there: its safe end stays where it was
             elif confirmed:
-                if state.holds.renewed(hold, at, timeout, state.clock()):
+                if state.holds.renewed(hold, at, ttl, state.clock()):
                     outcome.renewed += 1
                     if state.listeners:
                         emit(state, "renewed", hold, node=result.address or None)
@@ -189,13 +210,15 @@ def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) ->
     """Renewals of ``holds`` that did not count: recorded for the loss report their safe
     end may bring, and told to listeners as failed renewals."""
     for hold in holds:
-        if hold.watchdog:
+        if hold.renews:
             state.holds.unconfirmed(hold, why)
             if state.listeners:
                 emit(state, "renewal_failed", hold, error=error)
 
 
 def _gone_reason(hold: Hold, sent_at: float) -> str:
+    if hold.capped and sent_at >= hold.expires_at - EXPIRY_SLACK:
+        return capped_text(hold)
     if hold.watchdog or hold.lease is None:
         return "the lock's key no longer names this owner at renewal"
     if sent_at >= hold.expires_at - EXPIRY_SLACK:

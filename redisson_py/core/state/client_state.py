@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from redisson_py.core.state.holds import HoldTable, LostCallback
+from redisson_py.core.state.holds import HoldTable, LostCallback, TakenTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,8 @@ class LockSettings:
     renew_batch_size: int = 100
     fair_lock_wait_timeout: float = 300.0
     """How long a fair lock's waiter that stopped retrying keeps its place (seconds)."""
+    max_hold_time: float | None = None
+    """The default cap on a watchdog hold's renewals (seconds; None: no cap)."""
     latch_ttl: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +61,14 @@ class LockSettings:
         """How long a write of a hold waits for the replicas' acknowledgement (a grant, a
         renewal, an extension): ``slaves_sync_timeout``, or None with replica sync off."""
         return self.slaves_sync_timeout if self.check_lock_synced_slaves else None
+
+    @property
+    def release_timeout(self) -> float:
+        """How long `shutdown()` may spend releasing this client's holds, all at once:
+        one command timeout plus the retry delays (the retries of a failed release
+        fit in them), whatever the servers do."""
+        delays = sum(self.retry_delay(n) for n in range(1, self.retry_attempts + 1))
+        return self.command_timeout + delays
 
     @property
     def renew_interval(self) -> float:
@@ -107,6 +117,8 @@ class ClientState:
         """Seconds since the epoch (`Runtime.wall_clock`)."""
         self.on_lock_lost = on_lock_lost
         self.holds = HoldTable(runtime.new_mutex)
+        self.taken = TakenTable(runtime.new_mutex)
+        """Semaphore permits taken through this client (released at shutdown)."""
         self.client_id = str(uuid.uuid4())
         self.pid = os.getpid()
         self.extra: dict[str, Any] = {}
@@ -122,6 +134,7 @@ class ClientState:
         # A new table rather than clear(): a parent thread may have held the old
         # table's lock at the fork, and the child would wait on it forever.
         self.holds = HoldTable(self.runtime.new_mutex)
+        self.taken = TakenTable(self.runtime.new_mutex)
 
 
 def _reset_states_in_child() -> None:

@@ -88,6 +88,20 @@ class Hold:
     a release carries them, so one that reaches the server after the owner took the
     lock again by other acquires releases nothing (see
     `redisson_py.core.scripts.old_hold_check`)."""
+    renew_until: float | None = None
+    """``max_hold_time``: when (monotonic) the watchdog stops renewing this hold, counted
+    from its first acquire; None: no cap."""
+    max_hold: float | None = None
+    """The ``max_hold_time`` (seconds) behind `renew_until`, for the loss report."""
+    capped: bool = False
+    """True once `renew_until` passed: renewal rounds only check the hold, which then
+    expires and is reported lost "held past max_hold_time"."""
+
+    @property
+    def renews(self) -> bool:
+        """True when renewal rounds renew this hold (a watchdog hold under its cap);
+        False: they only check it is there."""
+        return self.watchdog and not self.capped
 
 
 MAX_ACQUIRES = 16
@@ -128,16 +142,41 @@ def lease_text(lease: float) -> str:
     return f"{lease:g} s"
 
 
+HELD_PAST_CAP = "held past max_hold_time"
+"""How a loss at the renewal cap is reported (the reason starts with it)."""
+
+
+def capped_text(hold: Hold) -> str:
+    """Why a capped hold ended, for its loss report and its ``unlock()``'s error."""
+    return (
+        f"{HELD_PAST_CAP} ({lease_text(hold.max_hold or 0.0)}): the watchdog stopped"
+        " renewing it there"
+    )
+
+
 def gone_text(hold: Hold, now: float) -> str:
     """How ``hold`` came to be gone, for ``unlock()``'s error: its lease ran out, its
     renewals stopped counting until its safe end, or its key went while the lease (or
     the watchdog) still kept it."""
     if hold.lease is not None and now >= hold.expires_at - EXPIRY_SLACK:
         return f"the hold expired (lease {lease_text(hold.lease)})"
+    if hold.capped and now >= hold.expires_at - EXPIRY_SLACK:
+        return f"the hold expired: {capped_text(hold)}"
     if hold.lease is None and now >= hold.expires_at:
         return "the hold expired unrenewed (" + (hold.unconfirmed or "no renewal in time") + ")"
     lease = "" if hold.lease is None else f"; lease {lease_text(hold.lease)}"
     return f"the hold vanished (the key was deleted or evicted{lease})"
+
+
+CAP_TOLERANCE = 0.01
+"""Seconds: a write that makes the key expire this close to a hold's cap (or later) is
+its last; the TTL sent was cut to the cap from a clock read a moment before the send."""
+
+
+def _reaches_cap(hold: Hold, sent_at: float, ttl: float) -> bool:
+    """True when a write sent at ``sent_at`` with ``ttl`` makes ``hold``'s key expire
+    at its ``max_hold_time`` (renewing it again would carry it past)."""
+    return hold.renew_until is not None and sent_at + ttl >= hold.renew_until - CAP_TOLERANCE
 
 
 class HoldTable:
@@ -186,6 +225,7 @@ class HoldTable:
         kind: Any = None,
         checked: bool = True,
         request_id: str = "",
+        max_hold: float | None = None,
     ) -> Hold:
         """Record that ``owner`` now holds ``name`` ``count`` times (the server's count),
         granted by a confirmed write sent at ``now`` (monotonic seconds), the acquire
@@ -196,7 +236,9 @@ class HoldTable:
         of the lease). A reentrant acquire with a
         lease turns a watchdog hold into a leased one and back, as the last acquire sets
         the key's TTL on the server. The hold is safe until `safe_end` of ``now``
-        and its TTL. `watcher`, if set, is told of the hold.
+        and its TTL. `watcher`, if set, is told of the hold. ``max_hold`` (seconds, None:
+        no cap) caps the watchdog's renewals from ``now``; a hold's earliest cap stays
+        (a reentrant acquire cannot lift it).
         """
         key = (name, owner)
         with self._lock:
@@ -217,11 +259,17 @@ class HoldTable:
                 self._holds[key] = hold
             if request_id and request_id not in hold.acquires:
                 hold.acquires = (*hold.acquires, request_id)[-MAX_ACQUIRES:]
+            if max_hold is not None:
+                until = now + max_hold
+                if hold.renew_until is None or until < hold.renew_until:
+                    hold.renew_until, hold.max_hold = until, max_hold
             hold.count = count
             hold.watchdog = lease is None
             hold.lease = lease
             hold.unconfirmed = None
             hold.expires_at = safe_end(now, ttl)
+            if hold.watchdog and _reaches_cap(hold, now, ttl):
+                hold.capped = True
         watcher = self.watcher
         if watcher is not None:
             watcher(hold)
@@ -316,19 +364,31 @@ class HoldTable:
         with self._lock:
             return min((h.expires_at for h in self._holds.values()), default=None)
 
-    def renewed(self, hold: Hold, sent_at: float, watchdog_timeout: float, now: float) -> bool:
-        """Record a confirmed renewal sent at ``sent_at``: the hold is safe until
-        `safe_end` of it, and no longer unconfirmed. A hold whose safe end had
-        passed by ``now`` stays as it is: it is reported lost (that it was renewed
-        since does not undo the time it was not safe). True when the hold was renewed."""
+    def renewed(self, hold: Hold, sent_at: float, ttl: float, now: float) -> bool:
+        """Record a confirmed renewal sent at ``sent_at`` that set the key's TTL to
+        ``ttl``: the hold is safe until `safe_end` of it, and no longer unconfirmed (a
+        TTL that reaches the hold's cap makes this its last renewal). A hold whose safe
+        end had passed by ``now`` stays as it is: it is reported lost (that it was
+        renewed since does not undo the time it was not safe). True when the hold was
+        renewed."""
         with self._lock:
-            if self._holds.get((hold.name, hold.owner)) is not hold or not hold.watchdog:
+            if self._holds.get((hold.name, hold.owner)) is not hold or not hold.renews:
                 return False
             if now >= hold.expires_at:
                 return False
-            hold.expires_at = max(hold.expires_at, safe_end(sent_at, watchdog_timeout))
+            hold.expires_at = max(hold.expires_at, safe_end(sent_at, ttl))
             hold.unconfirmed = None
+            if _reaches_cap(hold, sent_at, ttl):
+                hold.capped = True  # its last renewal: the key now expires at the cap
             return True
+
+    def cap(self, now: float) -> None:
+        """Mark the watchdog holds whose renewal cap (``max_hold_time``) has passed by
+        ``now``: renewal rounds stop renewing them."""
+        with self._lock:
+            for hold in self._holds.values():
+                if hold.renew_until is not None and now >= hold.renew_until:
+                    hold.capped = True
 
     def unconfirmed(self, hold: Hold, why: str) -> None:
         """Record that a renewal of ``hold`` did not count (``why``: unreachable, too few
@@ -375,6 +435,56 @@ class HoldTable:
         with self._lock:
             self._holds.clear()
             self._lost.clear()
+
+
+@dataclass(slots=True)
+class Taken:
+    """Permits of one semaphore this client took and has not given back (a semaphore's
+    count, or one permit of a permit-expirable semaphore): what `shutdown()` releases.
+    ``release(count)`` makes the command that gives ``count`` back; ``subject`` names
+    them in log lines."""
+
+    subject: str
+    target: Any
+    route: str
+    count: int
+    release: Callable[[int], Any]
+
+
+class TakenTable:
+    """Thread-safe table of the semaphore permits this client took: the count of each
+    plain semaphore (its acquires less its releases through this client, never below
+    0) and each permit of a permit-expirable one, by (name, permit id or "")."""
+
+    def __init__(self, new_mutex: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._lock = new_mutex()
+        self._taken: dict[tuple[str, str], Taken] = {}
+
+    def took(self, key: tuple[str, str], taken: Taken) -> None:
+        """Record ``taken.count`` permits taken (added to those already recorded)."""
+        with self._lock:
+            known = self._taken.get(key)
+            if known is None:
+                self._taken[key] = taken
+            else:
+                known.count += taken.count
+
+    def gave(self, key: tuple[str, str], count: int | None = None) -> None:
+        """Record ``count`` permits given back (None: all of ``key``'s); a release of
+        permits this client never took changes nothing."""
+        with self._lock:
+            known = self._taken.get(key)
+            if known is None:
+                return
+            known.count = 0 if count is None else known.count - count
+            if known.count <= 0:
+                del self._taken[key]
+
+    def drain(self) -> list[Taken]:
+        """Every record, removed from the table (at shutdown)."""
+        with self._lock:
+            taken, self._taken = list(self._taken.values()), {}
+            return taken
 
 
 def report_lost(

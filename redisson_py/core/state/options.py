@@ -35,4 +35,5 @@ def lock_settings(config: Config, section: BaseConfig) -> LockSettings:
         command_timeout=section.timeout,
         renew_batch_size=config.lock_watchdog_batch_size,
         fair_lock_wait_timeout=config.fair_lock_wait_timeout,
+        max_hold_time=config.lock_max_hold_time or None,
     )
