@@ -49,14 +49,30 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     """
 
     def __init__(
-        self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
+        self,
+        config: Config,
+        manager: ConnectionManager,
+        on_lock_lost: LostCallback | None,
+        watchdog_thread: bool = False,  # async only
     ):
         super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
+        if watchdog_thread:  # async only
+            self._watchdog.renew_on_thread()  # async only
 
     @classmethod
-    async def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
+    async def create(
+        cls,
+        config: Config,
+        *,
+        on_lock_lost: LostCallback | None = None,
+        watchdog_thread: bool = True,  # async only
+    ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
+
+        The watchdog renews holds on a daemon thread of its own (on the asyncio client
+        unless it is created with ``watchdog_thread=False``), so a blocked caller does
+        not make it late.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
         [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
@@ -64,7 +80,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         [`AuthError`][redisson_py.errors.AuthError] when credentials are refused.
         """
         config.validate()
-        return cls(config, await ConnectionManager.create(config), on_lock_lost)
+        return cls(
+            config,
+            await ConnectionManager.create(config),
+            on_lock_lost,
+            watchdog_thread=watchdog_thread,  # async only
+        )
 
     def synchronized(
         self, name: str, wait_time: float | None = None, lease_time: float | None = None

@@ -51,14 +51,26 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     """
 
     def __init__(
-        self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
+        self,
+        config: Config,
+        manager: ConnectionManager,
+        on_lock_lost: LostCallback | None,
     ):
         super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
 
     @classmethod
-    def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
+    def create(
+        cls,
+        config: Config,
+        *,
+        on_lock_lost: LostCallback | None = None,
+    ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
+
+        The watchdog renews holds on a daemon thread of its own (on the asyncio client
+        unless it is created with ``watchdog_thread=False``), so a blocked caller does
+        not make it late.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
         [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
@@ -66,7 +78,11 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         [`AuthError`][redisson_py.errors.AuthError] when credentials are refused.
         """
         config.validate()
-        return cls(config, ConnectionManager.create(config), on_lock_lost)
+        return cls(
+            config,
+            ConnectionManager.create(config),
+            on_lock_lost,
+        )
 
     def synchronized(
         self, name: str, wait_time: float | None = None, lease_time: float | None = None

@@ -38,8 +38,9 @@ the next ``unlock()`` raises, saying how it went.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +79,18 @@ def group_key(hold: Hold) -> GroupKey:
     return (id(hold.target), slot, _kind(hold).renew_script.name)
 
 
-def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[Hold]]]:
+Route = Callable[[Any], Any]
+"""Maps a hold's connection manager to the one a round sends its renewal on (the asyncio
+client's watchdog thread sends on a threaded twin of each manager)."""
+
+
+def _same(target: Any) -> Any:
+    return target
+
+
+def plan_round(
+    state: ClientState, holds: list[Hold], route: Route = _same
+) -> list[tuple[Call, list[Hold]]]:
     """Group ``holds`` into renewal calls: per manager, per slot where the manager
     routes by slot, per renewal script (lock kind), at most ``renew_batch_size`` keys a
     call. Watchdog holds are renewed, leased ones only checked. With replica sync on, a
@@ -97,7 +109,7 @@ def plan_round(state: ClientState, holds: list[Hold]) -> list[tuple[Call, list[H
             command = _kind(chunk[0]).renew(chunk, ttl_ms)
             renews = any(hold.watchdog for hold in chunk)
             call = Call(
-                chunk[0].target,
+                route(chunk[0].target),
                 chunk[0].name,
                 (command,),
                 sync_replicas=sync if renews else None,
@@ -127,17 +139,18 @@ class RoundOutcome:
 
 
 def renew_round(
-    state: ClientState, only: Collection[GroupKey] | None = None
+    state: ClientState, only: Collection[GroupKey] | None = None, route: Route = _same
 ) -> Generator[Effect, Any, RoundOutcome]:
     """Renew every watchdog hold once and check every leased one (only those in the
-    groups ``only``, when given); report the lost ones."""
+    groups ``only``, when given), sending each call on ``route`` of its hold's manager;
+    report the lost ones (through `ClientState.deliver`)."""
     outcome = RoundOutcome()
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
     if not holds:
         return outcome
-    planned = plan_round(state, holds)
+    planned = plan_round(state, holds, route)
     sent_at = state.clock()
     results: list[CallResult | BaseException] = list((yield Gather(tuple(c for c, _ in planned))))
     again = [i for i, result in enumerate(results) if _reconnectable(result)]
@@ -173,7 +186,8 @@ def renew_round(
                 if state.holds.renewed(hold, at, timeout, state.clock()):
                     outcome.renewed += 1
                     if state.listeners:
-                        emit(state, "renewed", hold, node=result.address or None)
+                        node = result.address or None
+                        state.deliver(functools.partial(emit, state, "renewed", hold, node=node))
             else:
                 if unsynced is None:
                     unsynced = f"renewed on the master at {result.address}, but " + unsynced_text(
@@ -192,7 +206,7 @@ def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) ->
         if hold.watchdog:
             state.holds.unconfirmed(hold, why)
             if state.listeners:
-                emit(state, "renewal_failed", hold, error=error)
+                state.deliver(functools.partial(emit, state, "renewal_failed", hold, error=error))
 
 
 def _gone_reason(hold: Hold, sent_at: float) -> str:
@@ -233,15 +247,16 @@ class Schedule:
         """When the next `step` is due (monotonic seconds)."""
         return min(self.next_round, self.next_probe)
 
-    def step(self, state: ClientState) -> Generator[Effect, Any, int]:
-        """Do what is due now; return how many holds were renewed."""
+    def step(self, state: ClientState, route: Route = _same) -> Generator[Effect, Any, int]:
+        """Do what is due now (its calls sent on ``route`` of each hold's manager);
+        return how many holds were renewed."""
         now = state.clock()
         if self.asked or now >= self.next_round:
             self.asked = False
             self.next_round = now + self.interval
-            outcome = yield from renew_round(state)
+            outcome = yield from renew_round(state, route=route)
         elif self.probing and now >= self.next_probe:
-            outcome = yield from renew_round(state, only=self.probing)
+            outcome = yield from renew_round(state, only=self.probing, route=route)
         else:
             return 0
         self.probing = outcome.failing
