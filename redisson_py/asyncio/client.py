@@ -70,9 +70,9 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
 
-        The watchdog renews holds on a daemon thread of its own (on the asyncio client
-        unless it is created with ``watchdog_thread=False``), so a blocked caller does
-        not make it late.
+        ``watchdog_thread`` (default True) renews this client's holds on daemon threads,
+        so that an event loop blocked for longer than the watchdog timeout keeps them
+        (see ``docs/asyncio.md``); False keeps the watchdog on the loop.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
         [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried

@@ -17,9 +17,7 @@ Two loops, so that neither can make the other late:
   long a round waits on a frozen node or on a ``WAIT``.
 
 Both start with the client's first hold and stop at shutdown; a forked child starts its
-own when it needs them. The asyncio client runs the renewal loop on a daemon thread
-instead, unless it is created with ``watchdog_thread=False`` (`renew_on_thread`), so
-that a blocked event loop cannot starve it; what that thread finds is told on the loop.
+own when it needs them.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from typing import Any
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
+from redisson_py.asyncio.watchdog_threads import WatchdogThreads  # async only
 from redisson_py.config.addresses import Address
 from redisson_py.core.effects import Effect
 from redisson_py.core.flows.watchdog import ExpiryReports, Route, Schedule, renew_round
@@ -58,7 +57,7 @@ class Watchdog:
         self._report_at = float("inf")
         self._watched: set[int] = set()
         self._stopped = False
-        self._threads: primitives.WatchdogThreads | None = None  # async only
+        self._threads: WatchdogThreads | None = None  # async only
         state.holds.watcher = self._noticed
         primitives.after_fork_in_child(self._after_fork_in_child)
 
@@ -66,7 +65,7 @@ class Watchdog:
         """Run the rounds and reports on daemon threads (see the module docstring)."""  # async only
         rounds = (self._round_at, self._round)  # async only
         reports = (self._report_due, self._report_step)  # async only
-        self._threads = primitives.WatchdogThreads(rounds, reports, self._state.clock)  # async only
+        self._threads = WatchdogThreads(rounds, reports, self._state.clock)  # async only
         self._state.deliver = self._threads.deliver  # async only
 
     def _round_at(self) -> float:

@@ -68,10 +68,6 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
 
-        The watchdog renews holds on a daemon thread of its own (on the asyncio client
-        unless it is created with ``watchdog_thread=False``), so a blocked caller does
-        not make it late.
-
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
         [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
         and why when no server can be reached,

@@ -19,9 +19,7 @@ Two loops, so that neither can make the other late:
   long a round waits on a frozen node or on a ``WAIT``.
 
 Both start with the client's first hold and stop at shutdown; a forked child starts its
-own when it needs them. The asyncio client runs the renewal loop on a daemon thread
-instead, unless it is created with ``watchdog_thread=False`` (`renew_on_thread`), so
-that a blocked event loop cannot starve it; what that thread finds is told on the loop.
+own when it needs them.
 """
 
 from __future__ import annotations
