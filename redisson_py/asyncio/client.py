@@ -53,7 +53,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         config: Config,
         manager: ConnectionManager,
         on_lock_lost: LostCallback | None,
-        watchdog_thread: bool = False,  # async only
+        watchdog_thread: bool = True,  # async only
     ):
         super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
