@@ -192,6 +192,22 @@ def test_refusals_are_typed_and_leave_the_hold_where_it_was(
             bob(adopter.adopt_hold, junk)
 
 
+def test_a_client_may_adopt_its_own_export(
+    flavor: Flavor, make_client: Callable[..., Any], lock_name: str
+) -> None:
+    """Export and adoption in one client (a hand-off between its threads or tasks that
+    outlives the exporter): the adopted lock renews and releases as any other."""
+    client = make_client(lock_watchdog_timeout=WATCHDOG)
+    alice, bob, carol = flavor.owner("alice"), flavor.owner("bob"), flavor.owner("carol")
+    alice(client.get_lock(lock_name).lock)
+    adopted = bob(client.adopt_hold, alice(client.get_lock(lock_name).export_hold))
+    time.sleep(2 * WATCHDOG)
+    assert carol(client.get_lock(lock_name).try_lock) is False
+    bob(adopted.unlock)
+    assert carol(client.get_lock(lock_name).try_lock) is True
+    carol(client.get_lock(lock_name).unlock)
+
+
 def test_a_token_not_adopted_in_time_is_gone(
     flavor: Flavor, make_client: Callable[..., Any], lock_name: str
 ) -> None:

@@ -292,6 +292,8 @@ def adopt_hold(ref: LockRef, token: HoldToken) -> Generator[Effect, Any, None]:
         )
     ttl = settings.watchdog_timeout if watchdog else pttl / 1000
     holds = state.holds
+    # Adopted by the client that exported it: the field is this client's own again.
+    holds.clear_exported(ref.name, ref.owner)
     holds.acquired(
         ref.name,
         ref.owner,
