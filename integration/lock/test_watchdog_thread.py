@@ -151,6 +151,7 @@ def test_a_blocked_loop_with_the_server_frozen_loses_the_hold_honestly(
     lost_at: list[float] = []
     granted: list[tuple[float, bool]] = []
     on_loop: list[bool] = []
+    events_on_loop: list[bool] = []
 
     def contender(client: Any, other: Any) -> None:
         try:
@@ -174,6 +175,12 @@ def test_a_blocked_loop_with_the_server_frozen_loses_the_hold_honestly(
 
         client = await Redisson.create(
             config, on_lock_lost=on_lost, watchdog_thread=watchdog_thread
+        )
+        client.add_listener(
+            lambda event: (
+                event.kind == "lost"
+                and events_on_loop.append(threading.current_thread() is loop_thread)
+            )
         )
         lock = client.get_lock(lock_name)
         await lock.lock()
@@ -199,7 +206,7 @@ def test_a_blocked_loop_with_the_server_frozen_loses_the_hold_honestly(
     asyncio.run(main())
     assert granted
     assert granted[0][1] is watchdog_thread, "who knew first: the holder, or the other"
-    assert lost_at and on_loop == [True]
+    assert lost_at and on_loop == [True] and events_on_loop == [True]
 
 
 def test_shutdown_leaves_no_thread_and_no_connection(

@@ -150,11 +150,7 @@ def _text(value: object) -> str:
 def ticket_key(ref: LockRef, ticket: str) -> str:
     """The adoption ticket's key, in the lock's slot."""
     by_slot = bool(ref.target.routes_by_slot)
-    return naming.suffixed_name(
-        f"{scripts.TICKET_PREFIX}:{naming.key_prefix(ref.name, by_slot=by_slot)}",
-        ticket,
-        by_slot=False,
-    )
+    return f"{naming.prefixed_name(scripts.TICKET_PREFIX, ref.name, by_slot=by_slot)}:{ticket}"
 
 
 def _refused(ref: LockRef, reason: str, why: str) -> HandOffError:
