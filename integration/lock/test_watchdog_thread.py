@@ -26,7 +26,7 @@ from redisson_py.testing import Topology
 WATCHDOG = 1.0
 
 
-@pytest.fixture(params=["single", "cluster"])
+@pytest.fixture(params=["single", "cluster", "sentinel"])
 def topology(request: pytest.FixtureRequest) -> Topology:
     fixture: Topology = request.getfixturevalue(f"{request.param}_topology")
     return fixture
