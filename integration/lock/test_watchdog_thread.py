@@ -254,6 +254,32 @@ def test_shutdown_leaves_no_thread_and_no_connection(
     assert figures["connections_after"] == 0
 
 
+def test_a_loop_closed_without_shutdown_stops_the_threads(
+    single_topology: Topology, topology_config: Any, lock_name: str
+) -> None:
+    """``asyncio.run`` returning without ``shutdown()``: the threads stop renewing (as
+    the loop's tasks would have), so the lock expires after the watchdog timeout instead
+    of living as long as the process; no thread is left."""
+    config = topology_config(single_topology, lock_watchdog_timeout=WATCHDOG)
+
+    async def main() -> None:
+        client = await Redisson.create(config)
+        await client.get_lock(lock_name).lock()
+
+    before = _threads()
+    asyncio.run(main())
+    other = ThreadedRedisson.create(config)
+    try:
+        assert other.get_lock(lock_name).try_lock(4 * WATCHDOG) is True
+        other.get_lock(lock_name).unlock()
+    finally:
+        other.shutdown()
+    deadline = time.monotonic() + 5
+    while _threads() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _threads() - before
+
+
 @pytest.fixture
 def flavorless_single(topology_factory: Callable[..., Topology]) -> Iterator[Topology]:
     topology = topology_factory("single")  # its own: a test freezes its node

@@ -157,7 +157,31 @@ class WatchdogThreads:
     def _run_round(self, flow: Callable[[Route], Generator[Any, Any, Any]]) -> None:
         from redisson_py.sync.driver import run as run_threaded  # noqa: PLC0415
 
+        loop = self._loop
+        if loop is not None and loop.is_closed():
+            self._abandon()
+            return
         run_threaded(flow(self.route))
+
+    def _abandon(self) -> None:
+        """The client's loop closed without ``shutdown()`` (``asyncio.run`` returned):
+        stop renewing, as the loop's own tasks would have, so its locks expire after the
+        watchdog timeout rather than live as long as the process; close the
+        connections."""
+        log.warning(
+            "the event loop of an asyncio client closed without shutdown(): its watchdog"
+            " threads stop, and the locks it held expire after the watchdog timeout"
+        )
+        self._stopping.set()
+        self.reports.wake()
+        self._close_twins()
+
+    def _close_twins(self) -> None:
+        with self._twins_lock:
+            twins, self._twins = [twin for _, twin in self._twins.values()], {}
+        for twin in twins:
+            with contextlib.suppress(Exception):
+                twin.close()
 
     def route(self, target: Any) -> Any:
         """The threaded twin of the asyncio manager ``target`` (made on first use)."""
@@ -199,10 +223,6 @@ class WatchdogThreads:
             # Polled: a thread's end cannot be awaited without yet another thread.
             while thread is not None and thread.is_alive() and time.monotonic() < deadline:  # noqa: ASYNC110
                 await asyncio.sleep(0.005)
-        with self._twins_lock:
-            twins, self._twins = [twin for _, twin in self._twins.values()], {}
-        for twin in twins:
-            with contextlib.suppress(Exception):
-                twin.close()
+        self._close_twins()
         if self.alive():  # a round stuck past its timeout: it ends with it
             log.warning("the watchdog thread did not stop in time; it ends with its round")
