@@ -261,6 +261,9 @@ def test_server_frozen_between_export_and_adoption_makes_no_two_holders(
         alice(lock.unlock)
     assert carol(third.get_lock(lock_name).try_lock, 3 * watchdog) is True
     freed = time.monotonic() - exported
+    print(
+        f"\n{flavor.name}: adoption failed after {elapsed:.2f} s, free {freed:.2f} s after export"
+    )
     assert freed <= elapsed + watchdog + SLACK + 1.0, freed
     with pytest.raises(HandOffError):
         bob(adopter.adopt_hold, token)
@@ -290,6 +293,7 @@ def test_server_frozen_during_the_export_leaves_the_hold_with_the_exporter(
         master.resume()
     assert not isinstance(failed.value, HandOffError)
     assert elapsed <= 3 * COMMAND_TIMEOUT + 2 * 0.2 + SLACK, elapsed
+    print(f"\n{flavor.name}: export failed after {elapsed:.2f} s ({type(failed.value).__name__})")
     time.sleep(watchdog)  # past the TTL the export would have left
     assert carol(third.get_lock(lock_name).try_lock) is False
     alice(lock.unlock)
@@ -316,6 +320,7 @@ def test_server_killed_between_export_and_adoption(
         bob(adopter.adopt_hold, token)
     elapsed = time.monotonic() - started
     assert elapsed <= 3 * COMMAND_TIMEOUT + 2 * 0.2 + SLACK, elapsed
+    print(f"\n{flavor.name}: adoption failed after {elapsed:.2f} s ({type(failed.value).__name__})")
     assert lock_name in str(failed.value)
     master.restart()
     with pytest.raises(HandOffError) as gone:
