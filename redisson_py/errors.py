@@ -185,6 +185,28 @@ class LockNotOwnedError(RedissonError, RuntimeError):
     """
 
 
+class HandOffError(RedissonError, RuntimeError):
+    """A hold's hand-off (``export_hold()`` / ``adopt_hold(token)``, see
+    ``docs/handoff.md``) was refused. Nothing changed on the server: an export refused
+    leaves the hold with its owner, an adoption refused adopts nothing.
+
+    ``lock_name`` names the lock, ``reason`` says why in one word: ``"not-held"`` (the
+    exporter holds nothing, or its hold was reported lost), ``"group"`` (a
+    MultiLock/RedLock member: the group's hold is exported whole or not at all),
+    ``"readers-inside"`` (a write hold whose owner also holds the read lock, or the
+    other way round: one field would be adopted, the other orphaned), ``"gone"`` (the
+    adopter found the token's field no longer in the lock's hash: released, expired,
+    or never there), ``"exported"`` (the owner exported this hold, and its adopter
+    still has it), ``"adopted-released"`` (an adopted view may re-enter its hold, not
+    take the lock anew once released).
+    """
+
+    def __init__(self, message: str, *, lock_name: str, reason: str):
+        super().__init__(message)
+        self.lock_name = lock_name
+        self.reason = reason
+
+
 class LockReentryError(RedissonError, RuntimeError):
     """The owner asked again for a non-reentrant lock it already holds (Redisson's
     non-reentrant locks raise ``IllegalMonitorStateException`` then). Raised at once,

@@ -30,7 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "redisson_py" / "asyncio"
 TARGET = ROOT / "redisson_py" / "sync"
-HAND_WRITTEN = {"__init__.py", "_primitives.py"}
+HAND_WRITTEN = {"__init__.py", "_primitives.py", "watchdog_threads.py"}
+"""Not generated: written by hand on both sides, or (``watchdog_threads.py``, the asyncio
+client's watchdog threads) on the asyncio side only."""
 
 HEADER = (
     "# GENERATED from redisson_py/asyncio/{name} by scripts/generate_sync.py: do not edit.\n"
@@ -46,6 +48,8 @@ other ``redisson_py.asyncio.<name>`` a public name (re-exported by the package).
 
 # Ordered: earlier rules see the text before later ones change it.
 SUBSTITUTIONS: list[Rule] = [
+    # a docstring paragraph about an asyncio-only argument (Redisson.create's)
+    (r"^ *``watchdog_thread``.*\n(?: *\S.*\n)*? *\n", ""),
     # imports and module paths
     (r"^import redis\.asyncio as aioredis$", "import redis"),
     (r"\bredis\.asyncio\.", "redis."),

@@ -15,6 +15,9 @@ names in `redisson_py.sync._primitives`:
   socket timeouts;
 - owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
   there.
+
+The asyncio client's watchdog threads, which have no threaded twin, are in
+`redisson_py.asyncio.watchdog_threads`.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from redisson_py.asyncio.read_write_lock import ReadWriteLock
 from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.asyncio.watchdog import Watchdog
 from redisson_py.config.model import Config
+from redisson_py.core.flows import handoff
 from redisson_py.core.flows import shutdown as shutdown_flows
 from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
@@ -53,14 +54,30 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     """
 
     def __init__(
-        self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
+        self,
+        config: Config,
+        manager: ConnectionManager,
+        on_lock_lost: LostCallback | None,
+        watchdog_thread: bool = True,  # async only
     ):
         super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
+        if watchdog_thread:  # async only
+            self._watchdog.renew_on_thread()  # async only
 
     @classmethod
-    async def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
+    async def create(
+        cls,
+        config: Config,
+        *,
+        on_lock_lost: LostCallback | None = None,
+        watchdog_thread: bool = True,  # async only
+    ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
+
+        ``watchdog_thread`` (default True) renews this client's holds on daemon threads,
+        so that an event loop blocked for longer than the watchdog timeout keeps them
+        (see ``docs/asyncio.md``); False keeps the watchdog on the loop.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
         [`ConnectError`][redisson_py.errors.ConnectError] listing every address tried
@@ -68,7 +85,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         [`AuthError`][redisson_py.errors.AuthError] when credentials are refused.
         """
         config.validate()
-        return cls(config, await ConnectionManager.create(config), on_lock_lost)
+        return cls(
+            config,
+            await ConnectionManager.create(config),
+            on_lock_lost,
+            watchdog_thread=watchdog_thread,  # async only
+        )
 
     def synchronized(
         self,
@@ -222,6 +244,27 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         on when its count reaches zero."""
         self._check_open()
         return CountDownLatch(self, name)
+
+    async def adopt_hold(self, token: str, *, on_lock_lost: LostCallback | None = None) -> Lock:
+        """Take over the hold a [`export_hold`][redisson_py.asyncio.Lock.export_hold]
+        token names (made by this client, another one, or another process): return a
+        lock of the token's kind acting for the exported owner's field, whose
+        ``unlock()`` (from any task) releases the hold and which this client's watchdog
+        renews from now on.
+
+        The hash field stays the exporter's ``<client id>:<owner id>``, as Redisson
+        writes it. The view may re-enter its hold (``lock()`` while held) and
+        ``extend()`` a leased one; once its last hold is released it takes nothing anew
+        ([`HandOffError`][redisson_py.errors.HandOffError] ``"adopted-released"``).
+        Raises [`HandOffError`][redisson_py.errors.HandOffError] ``"gone"`` when the
+        token was adopted already or the hold is gone (released, expired: adopt within
+        the token's ``ttl_ms``), [`ArgumentError`][redisson_py.errors.ArgumentError] for
+        a string that is no token. Connection errors are retried until the token's
+        window ends at most; after one, the hold is no one's and expires by itself.
+        """
+        lock, parsed = self._adoptable(token, on_lock_lost)
+        await run(lock._flow(lock._owner(), handoff.adopt_hold, parsed))
+        return lock
 
     def redis(self, name: str = "") -> aioredis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the

@@ -23,16 +23,24 @@ own when it needs them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
+from redisson_py.asyncio.watchdog_threads import WatchdogThreads  # async only
 from redisson_py.config.addresses import Address
-from redisson_py.core.flows.watchdog import ExpiryReports, Schedule, renew_round
+from redisson_py.core.effects import Effect
+from redisson_py.core.flows.watchdog import ExpiryReports, Route, Schedule, renew_round
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold
 
 log = logging.getLogger("redisson_py.watchdog")
+
+
+def _same(target: Any) -> Any:
+    """The route of the rounds run here: each hold's own manager."""
+    return target
 
 
 class Watchdog:
@@ -49,16 +57,44 @@ class Watchdog:
         self._report_at = float("inf")
         self._watched: set[int] = set()
         self._stopped = False
+        self._threads: WatchdogThreads | None = None  # async only
         state.holds.watcher = self._noticed
         primitives.after_fork_in_child(self._after_fork_in_child)
+
+    def renew_on_thread(self) -> None:  # async only
+        """Run the rounds and reports on daemon threads (see the module docstring)."""  # async only
+        rounds = (self._round_at, self._round)  # async only
+        reports = (self._report_due, self._report_step)  # async only
+        self._threads = WatchdogThreads(rounds, reports, self._state.clock)  # async only
+        self._state.deliver = self._threads.deliver  # async only
+
+    def _round_at(self) -> float:
+        return self._schedule.wake_at(self._state)
+
+    def _round(self, route: Route) -> Generator[Effect, Any, int]:
+        return self._schedule.step(self._state, route)
+
+    def _report_due(self) -> float:
+        self._report_at = at = self._reports.wake_at(self._state)
+        return at
+
+    def _report_step(self) -> int:
+        return self._reports.step(self._state)
+
+    def _start_loops(self) -> tuple[bool, bool]:
+        """Start the loops that are not running; whether (renewals, reports) started now."""
+        if self._threads is not None:  # async only
+            return self._threads.start()  # async only
+        return self._worker.start(), self._reporter.start()
 
     def ensure_running(self) -> None:
         """Start the loops if they are not running (cheap when they are)."""
         if self._stopped:
             return
-        if self._worker.start():
+        renewals, reports = self._start_loops()
+        if renewals:
             self._schedule = Schedule(self._state)
-        if self._reporter.start():
+        if reports:
             self._reports = ExpiryReports()
 
     def _noticed(self, hold: Hold) -> None:
@@ -67,6 +103,8 @@ class Watchdog:
         self.ensure_running()
         if hold.expires_at < self._report_at:
             self._report_wake.set()
+            if self._threads is not None:  # async only
+                self._threads.reports.wake()  # async only
         target = hold.target
         if id(target) not in self._watched:
             self._watched.add(id(target))
@@ -81,6 +119,8 @@ class Watchdog:
         log.debug("pub/sub saw %s drop or come back; checking holds now", address)
         self._schedule.ask()
         self._wake.set()
+        if self._threads is not None:  # async only
+            self._threads.renewals.wake()  # async only
 
     async def _loop(self) -> None:
         while True:
@@ -90,13 +130,13 @@ class Watchdog:
             if self._stopped:  # set by stop(), which woke the loop
                 return
             try:
-                await run(self._schedule.step(self._state))
+                await run(self._round(_same))
             except Exception:
                 log.exception("watchdog renewal round failed")
 
     async def _report_loop(self) -> None:
         while True:
-            self._report_at = at = self._reports.wake_at(self._state)
+            at = self._report_due()
             # No hold: sleep until one is noticed (an infinite timeout is not a timeout).
             timeout = None if at == float("inf") else max(0.0, at - self._state.clock())
             await self._report_wake.wait(timeout)
@@ -104,7 +144,7 @@ class Watchdog:
             if self._stopped:
                 return
             try:
-                self._reports.step(self._state)
+                self._report_step()
             except Exception:
                 log.exception("watchdog loss report failed")
 
@@ -118,12 +158,16 @@ class Watchdog:
         self._stopped = True
         self._wake.set()
         self._report_wake.set()
+        if self._threads is not None:  # async only
+            self._threads.halt()  # async only
 
     async def stop(self) -> None:
         """`halt`, and wait for the loops' end."""
         self.halt()
         await self._worker.stop()
         await self._reporter.stop()
+        if self._threads is not None:  # async only
+            await self._threads.stop(self._state.settings.command_timeout)  # async only
 
     def _after_fork_in_child(self) -> None:
         # The client state gave the child a new hold table (see core.state.client_state).

@@ -18,6 +18,7 @@ from redisson_py.config.model import Config
 from redisson_py.core.effects import Effect
 from redisson_py.core.flows import quorum
 from redisson_py.core.flows.calls import guarded
+from redisson_py.core.flows.handoff import HoldToken
 from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind, LockRef
 from redisson_py.core.routing.manager_base import ManagerBase
 from redisson_py.core.routing.naming import owner_field, prefixed_name
@@ -177,11 +178,23 @@ class LockHandle:
         """The owner this handle acts for (see ``owned_by``); None: the calling thread
         (sync) or task (asyncio)."""
         self._last_ref: tuple[tuple[Any, ...], LockRef] | None = None
+        self._field: str | None = None
+        """The hash field of a hold adopted from another client (``adopt_hold``); None:
+        this client's own ``<client id>:<owner id>``."""
 
     def _view(self, owner_id: int | str) -> Any:
         """A copy of this handle acting for ``owner_id`` (checked by the shell)."""
         view = copy.copy(self)
         view.owner_id = owner_id
+        view._field = None
+        return view
+
+    def _adopted_view(self, token: HoldToken) -> Any:
+        """A copy of this handle acting for the field ``token`` names (an adopted hold)."""
+        view = copy.copy(self)
+        view.owner_id = token.owner_id
+        view._field = token.field
+        view._last_ref = None
         return view
 
     @staticmethod
@@ -201,13 +214,16 @@ class LockHandle:
         # one every call): it depends on the owner, the client id (new after a fork) and
         # the lost-lock callback, so a change of any of them makes a new one. One entry,
         # read and replaced as one tuple, so threads sharing a handle see a matching pair.
-        key = (owner_id, state.client_id, self.on_lock_lost)
+        key = (owner_id, state.client_id, self.on_lock_lost, self._field)
         last = self._last_ref
         if group_on_lost is None and last is not None and last[0] == key:
             return last[1]
+        field = self._field
         ref = LockRef(
             self.name,
-            owner_field(state.client_id, owner_id) + self.kind.owner_suffix,
+            owner_field(state.client_id, owner_id) + self.kind.owner_suffix
+            if field is None
+            else field,
             self._client._manager,
             state,
             self.on_lock_lost,
@@ -215,6 +231,7 @@ class LockHandle:
             self._channel,
             self.kind,
             self._aux,
+            adopted=field is not None,
         )
         if group_on_lost is None:
             self._last_ref = (key, ref)
@@ -429,6 +446,35 @@ class ClientHandle(Generic[L, M]):
         """The shell's reentrant lock ``name`` (each shell client defines it, with its
         own lock class as the return type its pages show)."""
         raise NotImplementedError
+
+    def _adoptable(self, token: str, on_lock_lost: LostCallback | None) -> tuple[L, HoldToken]:
+        """``adopt_hold``'s checks: the token read, and a lock of its kind acting for
+        its field ([`ArgumentError`][redisson_py.errors.ArgumentError] for a token that
+        is not one, or names a kind this client has no lock for)."""
+        self._check_open()
+        parsed = HoldToken.decode(token)
+        name = parsed.lock
+        client: Any = self  # the shell's client, which has every get_* method
+        getters: dict[str, Callable[[], Any]] = {
+            "reentrant": lambda: self.get_lock(name, on_lock_lost=on_lock_lost),
+            "fair": lambda: client.get_fair_lock(name, on_lock_lost=on_lock_lost),
+            "non-reentrant": lambda: client.get_non_reentrant_lock(name, on_lock_lost=on_lock_lost),
+            "non-reentrant fair": lambda: client.get_non_reentrant_fair_lock(
+                name, on_lock_lost=on_lock_lost
+            ),
+            "spin": lambda: client.get_spin_lock(name, on_lock_lost=on_lock_lost),
+            "fenced": lambda: client.get_fenced_lock(name, on_lock_lost=on_lock_lost),
+            "read": lambda: client.get_read_write_lock(name).read_lock(on_lock_lost=on_lock_lost),
+            "write": lambda: client.get_read_write_lock(name).write_lock(on_lock_lost=on_lock_lost),
+        }
+        getter = getters.get(parsed.kind)
+        if getter is None:
+            raise ArgumentError(
+                f"hold token for lock {name!r} names kind {parsed.kind!r}, which has no"
+                f" hand-off (one of {', '.join(sorted(getters))})"
+            )
+        view: L = getter()._adopted_view(parsed)
+        return view, parsed
 
     def __repr__(self) -> str:
         kind = self._manager.mode.kind

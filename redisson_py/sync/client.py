@@ -12,6 +12,7 @@ from typing import ParamSpec, TypeVar
 import redis
 
 from redisson_py.config.model import Config
+from redisson_py.core.flows import handoff
 from redisson_py.core.flows import shutdown as shutdown_flows
 from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
@@ -55,13 +56,21 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
     """
 
     def __init__(
-        self, config: Config, manager: ConnectionManager, on_lock_lost: LostCallback | None
+        self,
+        config: Config,
+        manager: ConnectionManager,
+        on_lock_lost: LostCallback | None,
     ):
         super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
 
     @classmethod
-    def create(cls, config: Config, *, on_lock_lost: LostCallback | None = None) -> Redisson:
+    def create(
+        cls,
+        config: Config,
+        *,
+        on_lock_lost: LostCallback | None = None,
+    ) -> Redisson:
         """Validate ``config``, connect, and read the topology.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] for a bad config,
@@ -70,7 +79,11 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         [`AuthError`][redisson_py.errors.AuthError] when credentials are refused.
         """
         config.validate()
-        return cls(config, ConnectionManager.create(config), on_lock_lost)
+        return cls(
+            config,
+            ConnectionManager.create(config),
+            on_lock_lost,
+        )
 
     def synchronized(
         self,
@@ -224,6 +237,27 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         on when its count reaches zero."""
         self._check_open()
         return CountDownLatch(self, name)
+
+    def adopt_hold(self, token: str, *, on_lock_lost: LostCallback | None = None) -> Lock:
+        """Take over the hold a [`export_hold`][redisson_py.Lock.export_hold]
+        token names (made by this client, another one, or another process): return a
+        lock of the token's kind acting for the exported owner's field, whose
+        ``unlock()`` (from any thread) releases the hold and which this client's watchdog
+        renews from now on.
+
+        The hash field stays the exporter's ``<client id>:<owner id>``, as Redisson
+        writes it. The view may re-enter its hold (``lock()`` while held) and
+        ``extend()`` a leased one; once its last hold is released it takes nothing anew
+        ([`HandOffError`][redisson_py.errors.HandOffError] ``"adopted-released"``).
+        Raises [`HandOffError`][redisson_py.errors.HandOffError] ``"gone"`` when the
+        token was adopted already or the hold is gone (released, expired: adopt within
+        the token's ``ttl_ms``), [`ArgumentError`][redisson_py.errors.ArgumentError] for
+        a string that is no token. Connection errors are retried until the token's
+        window ends at most; after one, the hold is no one's and expires by itself.
+        """
+        lock, parsed = self._adoptable(token, on_lock_lost)
+        run(lock._flow(lock._owner(), handoff.adopt_hold, parsed))
+        return lock
 
     def redis(self, name: str = "") -> redis.Redis:
         """A redis-py client on the master that owns ``name``'s slot (any key in the

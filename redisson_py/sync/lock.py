@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Generic, Self, TypeVar
 
+from redisson_py.core.flows import handoff
 from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.handles import (
     LockHandle,
@@ -293,6 +294,25 @@ class Lock(LockHandle, LockProtocol):
         """
         view: Lock = self._view(owner_of(self.name, owner_id))
         return view
+
+    def export_hold(self) -> str:
+        """Hand this thread's hold (every reentrant count of it) to another client or
+        process: return a token (a string, see ``docs/handoff.md`` for its format; no
+        secret in it) for [`adopt_hold`][redisson_py.Redisson.adopt_hold].
+
+        One round trip: the hold is renewed (a leased one only checked) and an adoption
+        ticket written that expires with it. From then this client no longer renews it,
+        never reports it lost and does not release it at shutdown, and this thread's
+        ``unlock()`` raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError]:
+        the adopter must adopt within the token's ``ttl_ms`` (the watchdog timeout; a
+        leased hold's remaining lease), else the hold expires. Raises
+        [`HandOffError`][redisson_py.errors.HandOffError] (``reason`` ``"not-held"``,
+        ``"group"``, ``"readers-inside"``) when the hold cannot be exported; then, as
+        after a connection error, the hold is still this thread's.
+        """
+        owner = self._owner()
+        token: str = run(self._flow(owner, handoff.export_hold, str(owner)))
+        return token
 
     def unlock(self) -> None:
         """Release one hold. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] (a

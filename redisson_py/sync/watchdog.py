@@ -25,16 +25,23 @@ own when it needs them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from redisson_py.config.addresses import Address
-from redisson_py.core.flows.watchdog import ExpiryReports, Schedule, renew_round
+from redisson_py.core.effects import Effect
+from redisson_py.core.flows.watchdog import ExpiryReports, Route, Schedule, renew_round
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold
 from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 
 log = logging.getLogger("redisson_py.watchdog")
+
+
+def _same(target: Any) -> Any:
+    """The route of the rounds run here: each hold's own manager."""
+    return target
 
 
 class Watchdog:
@@ -54,13 +61,31 @@ class Watchdog:
         state.holds.watcher = self._noticed
         primitives.after_fork_in_child(self._after_fork_in_child)
 
+    def _round_at(self) -> float:
+        return self._schedule.wake_at(self._state)
+
+    def _round(self, route: Route) -> Generator[Effect, Any, int]:
+        return self._schedule.step(self._state, route)
+
+    def _report_due(self) -> float:
+        self._report_at = at = self._reports.wake_at(self._state)
+        return at
+
+    def _report_step(self) -> int:
+        return self._reports.step(self._state)
+
+    def _start_loops(self) -> tuple[bool, bool]:
+        """Start the loops that are not running; whether (renewals, reports) started now."""
+        return self._worker.start(), self._reporter.start()
+
     def ensure_running(self) -> None:
         """Start the loops if they are not running (cheap when they are)."""
         if self._stopped:
             return
-        if self._worker.start():
+        renewals, reports = self._start_loops()
+        if renewals:
             self._schedule = Schedule(self._state)
-        if self._reporter.start():
+        if reports:
             self._reports = ExpiryReports()
 
     def _noticed(self, hold: Hold) -> None:
@@ -92,13 +117,13 @@ class Watchdog:
             if self._stopped:  # set by stop(), which woke the loop
                 return
             try:
-                run(self._schedule.step(self._state))
+                run(self._round(_same))
             except Exception:
                 log.exception("watchdog renewal round failed")
 
     def _report_loop(self) -> None:
         while True:
-            self._report_at = at = self._reports.wake_at(self._state)
+            at = self._report_due()
             # No hold: sleep until one is noticed (an infinite timeout is not a timeout).
             timeout = None if at == float("inf") else max(0.0, at - self._state.clock())
             self._report_wake.wait(timeout)
@@ -106,7 +131,7 @@ class Watchdog:
             if self._stopped:
                 return
             try:
-                self._reports.step(self._state)
+                self._report_step()
             except Exception:
                 log.exception("watchdog loss report failed")
 

@@ -301,3 +301,25 @@ def test_a_node_refusing_renewals_until_the_safe_end_is_reported_as_such() -> No
     [(_, reason)] = lost
     assert reason.startswith("its renewals were refused until the lock expired"), reason
     assert "CLUSTERDOWN" in reason
+
+
+def test_a_round_sends_on_the_route_and_delivers_what_it_finds() -> None:
+    """The asyncio client's watchdog thread: each call goes on ``route`` of its hold's
+    manager (its threaded twin), and losses and events go through ``state.deliver``
+    (the loop), while the hold leaves the table at once."""
+    state, lost = make_state()
+    take(state, lost, "a", None)
+    take(state, lost, "b", None)
+    twin = Target()
+    queued: list[Any] = []
+    state.deliver = queued.append
+    state.listeners = (lambda event: None,)
+    flow = renewal.renew_round(state, route=lambda target: twin if target is TARGET else None)
+    gather = gather_of(flow, next(flow))
+    assert [call.target for call in gather.calls] == [twin]
+    finish(flow, [CallResult(replies=([1, 0],))])
+    assert state.holds.get("b", f"{state.client_id}:1") is None  # gone from the table now
+    assert lost == []  # told only when delivered
+    for report in queued:
+        report()
+    assert [hold.name for hold, _ in lost] == ["b"]

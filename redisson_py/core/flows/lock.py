@@ -51,7 +51,7 @@ from redisson_py.core.flows.lock_kinds import (
 )
 from redisson_py.core.state import events, losses
 from redisson_py.core.state.holds import gone_text
-from redisson_py.errors import ArgumentError, LockNotOwnedError, LockReentryError
+from redisson_py.errors import ArgumentError, HandOffError, LockNotOwnedError, LockReentryError
 
 Flow = Generator[Effect, Any, Any]
 
@@ -271,6 +271,33 @@ def release_command(ref: LockRef) -> ScriptCommand:
     return ref.kind.release(ref, ref.state.holds.acquire_ids(ref.name, ref.owner))
 
 
+def handed_off(ref: LockRef) -> Flow:
+    """Refuse an acquire by an owner that handed its hold away: an owner that exported
+    it while its adopter still has the field (the acquire would count as a reentry of
+    the adopter's hold), or an adopted view whose hold was released (a new hold under a
+    field another client names would be that client's too)."""
+    holds = ref.state.holds
+    if ref.adopted and holds.count(ref.name, ref.owner, ref.state.clock()) == 0:
+        raise HandOffError(
+            f"lock {ref.name!r}: the hold adopted from {ref.owner} was released (or lost);"
+            " an adopted hold can be re-entered, not taken again: use a lock from"
+            " get_lock() for a hold of your own",
+            lock_name=ref.name,
+            reason="adopted-released",
+        )
+    if holds.was_exported(ref.name, ref.owner):
+        count = yield from read(ref, ref.kind.hold_count(ref))
+        if count is not None and int(count) > 0:
+            raise HandOffError(
+                f"lock {ref.name!r}: owner {ref.owner} exported its hold and the adopter"
+                f" still has it (node {node_of(ref)}); acquire it from another thread or"
+                " task, or after the adopter releases it",
+                lock_name=ref.name,
+                reason="exported",
+            )
+        holds.clear_exported(ref.name, ref.owner)
+
+
 def try_lock(
     ref: LockRef, wait: float | None, lease: float | None, max_hold: float | None = None
 ) -> Flow:
@@ -295,6 +322,8 @@ def try_lock(
     """
     settings = ref.state.settings
     started = ref.state.clock()
+    if ref.adopted or ref.state.holds.was_exported(ref.name, ref.owner):
+        yield from handed_off(ref)
     deadline = None if wait is None else started + max(0.0, wait)
     acquire = AcquireRequest(ref, lease, wait, max_hold)
     backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
@@ -405,6 +434,11 @@ def unlock(ref: LockRef) -> Flow:
     left of it (a partition's old master may still have it), and LockNotOwnedError
     whatever that try met."""
     holds = ref.state.holds
+    if holds.was_exported(ref.name, ref.owner):
+        raise LockNotOwnedError(
+            f"cannot unlock lock {ref.name!r}: owner {ref.owner} exported its hold"
+            " (export_hold()); its adopter releases it"
+        )
     expires_at = holds.expires_at(ref.name, ref.owner)
     if expires_at is not None and ref.state.clock() >= expires_at:
         # Its safe end passed and the watchdog's report may not have run yet: report
@@ -526,6 +560,10 @@ def extend(ref: LockRef, seconds: float) -> Flow:
         raise ArgumentError(
             f"lock {ref.name!r}: a hold taken without a lease is renewed by the watchdog"
             " and has no lease to extend; take it with lease_time=... to extend it"
+        )
+    if holds.was_exported(ref.name, ref.owner):
+        raise LockNotOwnedError(
+            f"cannot extend lock {ref.name!r}: owner {ref.owner} exported its hold"
         )
     if holds.was_lost(ref.name, ref.owner):
         raise LockNotOwnedError(

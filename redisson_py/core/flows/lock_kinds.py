@@ -456,6 +456,9 @@ class LockRef:
     """The kind's auxiliary key names (``kind.aux_keys``); derived when not given."""
     on_grant: Callable[[AcquireReply], None] | None = None
     """Told each grant this call gets (a fenced lock's token comes with it)."""
+    adopted: bool = False
+    """``owner`` is a field adopted from another client (``adopt_hold``): its holds may
+    be re-entered and released, not taken anew once released."""
 
     def __post_init__(self) -> None:
         by_slot = bool(self.target.routes_by_slot)

@@ -38,8 +38,9 @@ the next ``unlock()`` raises, saying how it went.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,15 @@ def group_key(hold: Hold) -> GroupKey:
     return (id(hold.target), slot, _kind(hold).renew_script.name)
 
 
+Route = Callable[[Any], Any]
+"""Maps a hold's connection manager to the one a round sends its renewal on (the asyncio
+client's watchdog thread sends on a threaded twin of each manager)."""
+
+
+def _same(target: Any) -> Any:
+    return target
+
+
 def renewal_ttl(state: ClientState, hold: Hold, now: float) -> float:
     """The TTL a renewal sent at ``now`` gives ``hold``: the watchdog timeout, or less
     when that would carry the hold past its ``max_hold_time``; then the key expires when
@@ -93,7 +103,7 @@ MIN_TTL = 0.001
 
 
 def plan_round(
-    state: ClientState, holds: list[Hold], now: float | None = None
+    state: ClientState, holds: list[Hold], now: float | None = None, route: Route = _same
 ) -> list[tuple[Call, list[Hold], float]]:
     """Group ``holds`` into renewal calls: per manager, per slot where the manager
     routes by slot, per renewal script (lock kind), per TTL (a hold's last renewal
@@ -116,7 +126,7 @@ def plan_round(
             command = _kind(chunk[0]).renew(chunk, ttl_ms)
             renews = any(hold.renews for hold in chunk)
             call = Call(
-                chunk[0].target,
+                route(chunk[0].target),
                 chunk[0].name,
                 (command,),
                 sync_replicas=sync if renews else None,
@@ -146,10 +156,11 @@ class RoundOutcome:
 
 
 def renew_round(
-    state: ClientState, only: Collection[GroupKey] | None = None
+    state: ClientState, only: Collection[GroupKey] | None = None, route: Route = _same
 ) -> Generator[Effect, Any, RoundOutcome]:
     """Renew every watchdog hold once and check every leased one (only those in the
-    groups ``only``, when given); report the lost ones."""
+    groups ``only``, when given), sending each call on ``route`` of its hold's manager;
+    report the lost ones (through `ClientState.deliver`)."""
     outcome = RoundOutcome()
     state.holds.cap(state.clock())  # holds past max_hold_time are only checked from now
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
@@ -158,7 +169,7 @@ def renew_round(
     if not holds:
         return outcome
     sent_at = state.clock()
-    planned = plan_round(state, holds, sent_at)
+    planned = plan_round(state, holds, sent_at, route)
     results: list[CallResult | BaseException] = list(
         (yield Gather(tuple(call for call, _, _ in planned)))
     )
@@ -194,7 +205,8 @@ def renew_round(
                 if state.holds.renewed(hold, at, ttl, state.clock()):
                     outcome.renewed += 1
                     if state.listeners:
-                        emit(state, "renewed", hold, node=result.address or None)
+                        node = result.address or None
+                        state.deliver(functools.partial(emit, state, "renewed", hold, node=node))
             else:
                 if unsynced is None:
                     unsynced = f"renewed on the master at {result.address}, but " + unsynced_text(
@@ -213,7 +225,7 @@ def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) ->
         if hold.renews:
             state.holds.unconfirmed(hold, why)
             if state.listeners:
-                emit(state, "renewal_failed", hold, error=error)
+                state.deliver(functools.partial(emit, state, "renewal_failed", hold, error=error))
 
 
 def _gone_reason(hold: Hold, sent_at: float) -> str:
@@ -256,15 +268,16 @@ class Schedule:
         """When the next `step` is due (monotonic seconds)."""
         return min(self.next_round, self.next_probe)
 
-    def step(self, state: ClientState) -> Generator[Effect, Any, int]:
-        """Do what is due now; return how many holds were renewed."""
+    def step(self, state: ClientState, route: Route = _same) -> Generator[Effect, Any, int]:
+        """Do what is due now (its calls sent on ``route`` of each hold's manager);
+        return how many holds were renewed."""
         now = state.clock()
         if self.asked or now >= self.next_round:
             self.asked = False
             self.next_round = now + self.interval
-            outcome = yield from renew_round(state)
+            outcome = yield from renew_round(state, route=route)
         elif self.probing and now >= self.next_probe:
-            outcome = yield from renew_round(state, only=self.probing)
+            outcome = yield from renew_round(state, only=self.probing, route=route)
         else:
             return 0
         self.probing = outcome.failing

@@ -96,6 +96,10 @@ class Runtime:
     for the log line when it cannot be run or raises)."""
 
 
+def _now(report: Callable[[], None]) -> None:
+    report()
+
+
 _live_states: weakref.WeakSet[ClientState] = weakref.WeakSet()
 
 
@@ -124,6 +128,10 @@ class ClientState:
         self.extra: dict[str, Any] = {}
         self.closed = False
         """Set by the client's shutdown: every later call raises ClientClosedError."""
+        self.deliver: Callable[[Callable[[], None]], None] = _now
+        """Runs a loss report or a watchdog event (callbacks, listeners): at once here;
+        the asyncio client whose watchdog renews on a thread replaces it, so what that
+        thread finds is told on the client's event loop."""
         self.listeners: tuple[Callable[[Any], object], ...] = ()
         """Lock event listeners (see `redisson_py.core.state.events`); empty: no cost."""
         _live_states.add(self)

@@ -190,6 +190,9 @@ class HoldTable:
         # hold must still carry its acquire ids): the reason and the ids; bounded,
         # oldest first out, so owners that never unlock cannot grow it without end.
         self._lost: dict[HoldKey, tuple[str, tuple[str, ...]]] = {}
+        # Holds exported (see redisson_py.core.flows.handoff): their owner's unlock
+        # raises, and its acquire asks Redis whether the adopter still has the field.
+        self._exported: dict[HoldKey, None] = {}
         self.watcher: Callable[[Hold], None] | None = None
         """Told of every acquire recorded (outside the table's lock): the client's
         watchdog, which watches leased holds too."""
@@ -430,11 +433,37 @@ class HoldTable:
                 del self._lost[next(iter(self._lost))]
             return True
 
+    def exported(self, hold: Hold) -> bool:
+        """Remove ``hold`` as handed to another client: no renewal, no loss report, no
+        release at shutdown from now on; its owner's ``unlock()`` raises. False (nothing
+        done) when ``hold`` is no longer the table's (reported lost meanwhile)."""
+        key = (hold.name, hold.owner)
+        with self._lock:
+            if self._holds.get(key) is not hold:
+                return False
+            del self._holds[key]
+            self._lost.pop(key, None)
+            self._exported[key] = None
+            if len(self._exported) > MAX_LOST_REMEMBERED:
+                del self._exported[next(iter(self._exported))]
+            return True
+
+    def was_exported(self, name: str, owner: str) -> bool:
+        """True when ``owner`` exported its hold on ``name`` and has not been told since
+        that the adopter no longer has it (`clear_exported`)."""
+        with self._lock:
+            return (name, owner) in self._exported
+
+    def clear_exported(self, name: str, owner: str) -> None:
+        with self._lock:
+            self._exported.pop((name, owner), None)
+
     def clear(self) -> None:
         """Forget everything (after a fork, or at shutdown)."""
         with self._lock:
             self._holds.clear()
             self._lost.clear()
+            self._exported.clear()
 
 
 @dataclass(slots=True)

@@ -22,9 +22,15 @@ def declare_lost(state: ClientState, hold: Hold, reason: str, gone: str) -> bool
     was reported now."""
     if not state.holds.take_lost(hold, gone):
         return False
-    if state.listeners:
-        emit(state, "lost", hold, error=reason)
-    hold.on_lost(hold, reason)
+
+    def tell() -> None:
+        if state.listeners:
+            emit(state, "lost", hold, error=reason)
+        hold.on_lost(hold, reason)
+
+    # The hold left the table above, wherever this runs (its owner's unlock raises from
+    # now on); the telling goes where the client's owners are.
+    state.deliver(tell)
     return True
 
 
