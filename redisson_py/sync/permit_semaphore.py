@@ -32,9 +32,10 @@ class PermitExpirableSemaphore(ObjectHandle):
     Set the number of permits once, with
     [`try_set_permits`][redisson_py.PermitExpirableSemaphore.try_set_permits]
     (or [`add_permits`][redisson_py.PermitExpirableSemaphore.add_permits]). Each
-    acquire takes one permit (``permits=n``: n at once) and returns its id, 32 hex digits, which any thread may later
-    release. Expiries are wall-clock times of the clients, as in Redisson: keep the
-    clients' clocks in step (NTP) to well within a lease.
+    acquire takes one permit (``permits=n``: n at once, all or none) and returns its id,
+    32 hex digits, which any thread may later release. Expiries are wall-clock times of
+    the clients, as in Redisson: keep the clients' clocks in step (NTP) to well within a
+    lease.
 
     Get one from the client's ``get_permit_expirable_semaphore``.
     """
