@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from kind_helpers import by_slot, owner_field, raw_master
 from test_read_write_lock import hash_of, timeout_key
 
@@ -109,3 +110,44 @@ def test_a_forced_unlock_deletes_the_read_holds_timeout_keys(
     assert pttl(family_topology, own) == -2
     assert pttl(family_topology, lock_name) == -2
     assert pttl(family_topology, latches_key(family_topology, lock_name)) == -2
+
+
+@pytest.mark.parametrize("expired_first", [False, True], ids=["both-live", "short-expired"])
+def test_a_read_relock_then_unlock_keeps_the_longest_lease_and_excludes_writers(
+    flavor: Flavor,
+    make_client: Callable[..., Any],
+    family_topology: Topology,
+    lock_name: str,
+    expired_first: bool,
+) -> None:
+    # Alice reads with a short lease, then again with a long one, and releases one hold
+    # (before or after the short lease ran out): the hold she keeps must run to the long
+    # lease's end, as her client counts it. The release used to delete the newest hold's
+    # timeout key (the long one) and keep the short one (or none): once that ran out,
+    # the hash went, and a writer was granted while she still held.
+    client = make_client()
+    rw = client.get_read_write_lock(lock_name)
+    alice, bob, carol = flavor.owner("alice"), flavor.owner("bob"), flavor.owner("carol")
+    field = owner_field(flavor, alice, client)
+    alice(rw.read_lock().lock, 2.0)
+    alice(rw.read_lock().lock, 10.0)
+    started = time.monotonic()
+    if expired_first:
+        time.sleep(2.5)
+        assert pttl(family_topology, timeout_key(family_topology, lock_name, field, 1)) == -2
+    alice(rw.read_lock().unlock)
+    # The hold left has the long lease, under its own key, numbered 1.
+    assert pttl(family_topology, timeout_key(family_topology, lock_name, field, 1)) > 6000
+    assert pttl(family_topology, timeout_key(family_topology, lock_name, field, 2)) == -2
+    if not expired_first:
+        time.sleep(2.5)  # the short lease runs out
+    carol(rw.read_lock().lock)
+    carol(rw.read_lock().unlock)  # settles the hash from the holds left
+    assert time.monotonic() - started < 8.0
+    assert alice(rw.read_lock().is_held_by_current_thread) is True
+    assert alice(rw.read_lock().hold_count) == 1
+    assert bob(rw.write_lock().try_lock) is False  # alice's long lease still runs
+    assert java_read_is_locked(family_topology, lock_name) is True
+    alice(rw.read_lock().unlock)
+    assert bob(rw.write_lock().try_lock) is True
+    bob(rw.write_lock().unlock)

@@ -224,6 +224,40 @@ end
 acquire-latch field in the hash ``%(latches)s``, dropped with its last hold); sets
 ``left``."""
 
+_READ_RELEASE_SHORTEST = """
+local held = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+local drop, soonest = held, nil
+for i = 1, held do
+    local ttl = redis.call('pttl', KEYS[3] .. ':' .. i)
+    if ttl == -2 then
+        drop = i
+        break
+    end
+    if ttl >= 0 and (soonest == nil or ttl < soonest) then
+        drop, soonest = i, ttl
+    end
+end
+redis.call('del', KEYS[3] .. ':' .. drop)
+if drop ~= held and redis.call('exists', KEYS[3] .. ':' .. held) == 1 then
+    redis.call('rename', KEYS[3] .. ':' .. held, KEYS[3] .. ':' .. drop)
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if left <= 0 then
+    left = 0
+    redis.call('hdel', KEYS[1], ARGV[2])
+    redis.call('hdel', %(latches)s, ARGV[5])
+end
+"""
+"""Release one read hold of ARGV[2] (KEYS[3] its timeout-key prefix; ARGV[5] its
+acquire-latch field in the hash ``%(latches)s``, dropped with its last hold); sets
+``left``. The owner's holds are alike, so the one released is the one that ends first
+(a timeout key already gone, else the shortest TTL), and the holds left keep the longest
+leases, as a reentrant lock's key keeps its last TTL: releasing the newest instead
+(Redisson's rule) kept an older, shorter lease after a relock with a longer one, and the
+hold ran out while its owner counted on the longer lease (a writer was then granted). The
+last hold's key moves into the freed place (RENAME keeps its TTL), so the holds' keys
+stay numbered 1 .. ``left``."""
+
 RELEASE_READ = Script(
     "release_read",
     # KEYS[1] lock, KEYS[2] channel, KEYS[3] this reader's timeout-key prefix, KEYS[4]
@@ -259,7 +293,7 @@ if own == nil or not holds_alive(KEYS[3], own) then
     return nil
 end
 """
-    + _READ_RELEASE_ONE % {"latches": "KEYS[6]"}
+    + _READ_RELEASE_SHORTEST % {"latches": "KEYS[6]"}
     + _SETTLE_AFTER_READ_RELEASE
     % {"key_prefix": "KEYS[4]", "publish": publish("KEYS[2]", "ARGV[1]", "ARGV[3]")}
     + """
