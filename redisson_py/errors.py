@@ -257,8 +257,8 @@ class GroupExtendError(RedissonError):
     that the owner no longer holds it, else the error it gave (down, timed out,
     refusing). ``extended`` names the members that were extended: they stay the owner's
     holds with the new lease, and ``unlock()`` releases them as usual. The group keeps
-    the validity it had before the call (``remaining_validity()``): nothing may be
-    assumed held past it.
+    the validity it had before the call, or the new lease's when that is shorter
+    (``remaining_validity()``): nothing may be assumed held past it.
     """
 
     def __init__(

@@ -80,7 +80,7 @@ class MultiLock(GroupHandle, LockProtocol):
         Raises [`GroupExtendError`][redisson_py.errors.GroupExtendError] naming the
         members (locks and nodes) not extended when too few were: the members extended
         keep the new lease and stay this owner's until ``unlock()``, and the group keeps
-        its former validity.
+        its former validity (or the new one, when that is shorter).
         [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this task holds
         no group hold (or it was reported lost),
         [`ArgumentError`][redisson_py.errors.ArgumentError] for ``seconds`` under 0.001,

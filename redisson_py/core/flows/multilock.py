@@ -315,7 +315,8 @@ def extend(
     lease (the watchdogs renew it) or a lease no round can outlast, and
     [`GroupExtendError`][redisson_py.errors.GroupExtendError] naming the members not
     extended when too few were: the members extended keep the new lease (the owner
-    still holds them; ``unlock()`` releases them), the group keeps its former validity.
+    still holds them; ``unlock()`` releases them), the group keeps its former validity,
+    or the new one when that is shorter (a shortening that reached some members).
     """
     held, lease, _ = group.lease_of(owner)
     if not held:
@@ -404,6 +405,9 @@ def extend(
             f"cannot extend {group.label}: it was released or reported lost while the"
             " extension was in flight"
         )
+    if extended:
+        # Members extended to a shorter lease than the validity left bring it forward.
+        group.cap_validity(owner, _valid_until(seconds, started))
     names = tuple(_member_label(refs[i]) for i in sorted(extended))
     failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
     why = (
@@ -414,7 +418,7 @@ def extend(
     raise GroupExtendError(
         f"cannot extend {group.label}: {why}"
         + (f"; not extended: {failing}" if failing else "")
-        + "; the group keeps its former validity",
+        + "; the group keeps its former validity (or the new one, if shorter)",
         errors,
         names,
     )

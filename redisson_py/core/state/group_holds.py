@@ -96,6 +96,14 @@ class GroupState:
                 return None
             return hold.valid_until
 
+    def cap_validity(self, owner: str, valid_until: float) -> None:
+        """``owner``'s hold is valid until ``valid_until`` at the latest (a failed
+        extension that shortened some members' leases)."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is not None and not hold.lost:
+                hold.valid_until = min(hold.valid_until, valid_until)
+
     def extended(self, owner: str, members: set[int], lease: float, valid_until: float) -> bool:
         """Record an extension of ``owner``'s hold: ``members`` extended to ``lease``
         seconds, valid until ``valid_until``. False when the hold is gone (released or
