@@ -12,10 +12,12 @@ import pytest
 from test_multilock import names_on_three_masters
 from test_redlock import keys_on
 
-from redisson_py import ArgumentError, GroupExtendError, LockNotOwnedError
+from redisson_py import ArgumentError, GroupExtendError, LockLost, LockNotOwnedError
 from redisson_py.core.flows.quorum import clock_drift
-from redisson_py.testing import Topology
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.testing import Topology, wait_until
 from redisson_py.testing.owners import Flavor
+from redisson_py.testing.topologies.waiting import NotYet
 
 
 def pttls(topology: Topology, name: str) -> list[float]:
@@ -186,3 +188,30 @@ def test_multilock_extend_needs_every_member(
     with pytest.raises(LockNotOwnedError):
         alice(multi.unlock)  # a member was gone: the group was not held at release
     assert all(alice(lock.is_locked) is False for lock in locks)
+
+
+def test_a_group_reported_lost_has_no_validity_left(
+    flavor: Flavor, cluster_topology: Topology, topology_config: Any
+) -> None:
+    events: list[LockLost] = []
+    config = topology_config(cluster_topology, lock_watchdog_timeout=3.0)
+    client = flavor.create_client(config)
+    names = names_on_three_masters(cluster_topology)
+    multi = flavor.multilock(*(client.get_lock(n) for n in names), on_lock_lost=events.append)
+    alice = flavor.owner("alice")
+    assert alice(multi.try_lock, 0.0, 20.0) is True
+    assert alice(multi.remaining_validity) > 19.0
+    # An operator deletes one member behind the client's back: the watchdog finds it
+    # gone, the MultiLock is reported lost, and nothing of its lease counts any more.
+    assert cluster_topology.master_for_slot(key_slot(names[2])).client().delete(names[2]) == 1
+
+    def told() -> None:
+        if not events:
+            raise NotYet("no lost-lock report yet")
+
+    wait_until(told, timeout=5.0, what="the MultiLock's lost report")
+    assert alice(multi.remaining_validity) == 0.0
+    with pytest.raises(LockNotOwnedError):
+        alice(multi.extend, 20.0)
+    with pytest.raises(LockNotOwnedError):
+        alice(multi.unlock)
