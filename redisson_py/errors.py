@@ -269,6 +269,28 @@ class LockUnavailableError(RedissonError):
         self.errors = dict(errors)
 
 
+class GroupExtendError(RedissonError):
+    """A MultiLock's or RedLock's ``extend()`` did not reach the members acquiring needs
+    (every member of a MultiLock, a majority of a RedLock), or, for a RedLock, took so
+    long that the new lease left no validity.
+
+    ``errors`` maps each member not extended (its lock name and node address) to why: a
+    [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the member answered
+    that the owner no longer holds it, else the error it gave (down, timed out,
+    refusing). ``extended`` names the members that were extended: they stay the owner's
+    holds with the new lease, and ``unlock()`` releases them as usual. The group keeps
+    the validity it had before the call, or the new lease's when that is shorter
+    (``remaining_validity()``): nothing may be assumed held past it.
+    """
+
+    def __init__(
+        self, message: str, errors: Mapping[str, BaseException], extended: tuple[str, ...]
+    ):
+        super().__init__(message)
+        self.errors = dict(errors)
+        self.extended = extended
+
+
 class StaleTokenError(RedissonError):
     """A fenced resource refused a write: its token is smaller than the highest token
     the resource accepted (``highest``), or equal to it but first written by another

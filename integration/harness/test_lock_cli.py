@@ -563,12 +563,17 @@ def test_force_unlock_of_a_read_write_lock_in_either_mode_wakes_every_waiter(
             "read",
             sorted([(readers_client.id, "read", 1)] * 2),
         )
+        raw = holder_client.redis(name)
+        timeout_keys = f"{{{name}}}:{readers_client.id}:*:rwlock_timeout:*"
+        assert len(list(raw.scan_iter(match=timeout_keys))) == 2  # one per reader
         forced = time.monotonic()
         assert force_unlock_cli(single_config, name) == {
             "name": name,
             "unlocked": True,
             "kind": "read-write",
         }
+        # The readers' timeout keys went with the hash (issue 26, item 11).
+        assert list(raw.scan_iter(match=timeout_keys)) == []
         assert late_writer.returned.wait(10) and late_writer.result is True
         assert late_writer.returned_at - forced < 5
         [entry] = status(single_config, name)

@@ -238,9 +238,9 @@ def force_unlock(client: Any, name: str, kind: str) -> bool:
       holder's token is still larger.
     - ``fair``: the hash is deleted, waiters whose timeout passed leave the queue and
       the head waiter is woken on its own channel; the queue stays, in order.
-    - ``read-write``: the hash is deleted, whichever its mode, and every waiter is woken
-      (``1`` on ``redisson_rwlock:{name}``: readers may all enter). The read holds'
-      timeout keys expire by themselves.
+    - ``read-write``: the hash is deleted, whichever its mode, with the timeout keys of
+      the read holds it counts and redisson-py's acquire-latch hash, and every waiter is
+      woken (``1`` on ``redisson_rwlock:{name}``: readers may all enter).
     - ``not locked``: nothing is done (False): a lock taken since the look is left alone.
     """
     if kind == FAIR_KIND:

@@ -339,6 +339,10 @@ class GroupHandle:
         label = self._group.label
         return check_wait(label, wait_time), check_lease(label, lease_time)
 
+    def _check_extension(self, seconds: float) -> float:
+        """``extend``'s argument: a new lease, checked as one."""
+        return LockHandle._check_extension(self._group.label, seconds)
+
     def __repr__(self) -> str:
         return f"<{self._group.label}>"
 

@@ -70,6 +70,44 @@ class MultiLock(GroupHandle, LockProtocol):
         flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
         run(multi_flows.guarded(self._group, flow))
 
+    def extend(self, seconds: float) -> None:
+        """Make this thread's leased group hold expire ``seconds`` from now (longer or
+        shorter) on its members, with the acquire's rule: every member of a MultiLock, a
+        majority of a RedLock (redsync's ``Extend``, node-redlock's ``extend``). Each
+        member is extended by one script that sets its TTL only while its field is this
+        owner's. On success ``remaining_validity()`` counts from this round.
+
+        Raises [`GroupExtendError`][redisson_py.errors.GroupExtendError] naming the
+        members (locks and nodes) not extended when too few were: the members extended
+        keep the new lease and stay this owner's until ``unlock()``, and the group keeps
+        its former validity (or the new one, when that is shorter).
+        [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this thread holds
+        no group hold (or it was reported lost),
+        [`ArgumentError`][redisson_py.errors.ArgumentError] for ``seconds`` under 0.001,
+        for a lease no round can outlast, or for a hold taken without a lease (the
+        members' watchdogs renew that one).
+        """
+        seconds = self._check_extension(seconds)
+        owner = self._owner()
+        flow = multi_flows.extend(
+            self._group, self._refs(owner), str(owner), seconds, member_timeout=self.member_timeout
+        )
+        run(multi_flows.guarded(self._group, flow))
+
+    def remaining_validity(self) -> float:
+        """Seconds this thread's group hold can still be relied on (redsync's ``Until``
+        as a duration); 0.0 when it holds none or the hold was reported lost. Asks no
+        server.
+
+        For a leased hold it is Redlock's arithmetic: the lease, minus the time since
+        the acquire or ``extend()`` round that set it started, minus clock drift (lease
+        x 1% + 2 ms). For a hold the members' watchdogs renew, it runs to the safe end of
+        the member that keeps the group held (the latest of the quorum for a RedLock,
+        the earliest member for a MultiLock) and moves on with each confirmed renewal.
+        """
+        owner = self._owner()
+        return multi_flows.remaining_validity(self._group, self._refs(owner), str(owner))
+
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""
         return self._group.held_count(str(self._owner())) > 0

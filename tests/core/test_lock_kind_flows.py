@@ -165,12 +165,14 @@ def test_read_and_write_holds_use_their_fields_and_the_read_holds_their_timeout_
     read = make_ref(lock_kinds.READ)
     command = command_of(Stepper(lock_flows.try_lock(read, 0.0, None)).effect)
     assert command.script is rwlock.ACQUIRE_READ
-    assert command.keys == ("res", f"{{res}}:{read.owner}:rwlock_timeout")
+    latches = "redisson_py_acquire:{res}"  # the request ids, out of the lock's hash
+    assert command.keys == ("res", f"{{res}}:{read.owner}:rwlock_timeout", latches)
     assert command.args[4] == read.owner + ":write"
     assert read.channel == "redisson_rwlock:{res}"
     write = make_ref(lock_kinds.WRITE)
     command = command_of(Stepper(lock_flows.try_lock(write, 0.0, None)).effect)
     assert command.script is rwlock.ACQUIRE_WRITE and command.args[1].endswith(":write")
+    assert command.keys == ("res", latches)
     assert write.kind.release(write).args[0] == "1"  # a write unlock wakes every waiter
 
 
@@ -195,8 +197,9 @@ def test_the_watchdog_renews_read_holds_with_the_read_script_in_their_own_call()
         (c.commands[0].script.name, c.commands[0].keys)  # type: ignore[union-attr]
         for c in gather.calls
     )
-    assert scripts_sent == [("renew", ("a", "c")), ("renew_read", ("b",))]
-    read_call = next(c for c in gather.calls if c.commands[0].keys == ("b",))  # type: ignore[union-attr]
+    # The read lock's acquire-latch hash is renewed with it (it outlives the lock).
+    assert scripts_sent == [("renew", ("a", "c")), ("renew_read", ("b", "redisson_py_acquire:{b}"))]
+    read_call = next(c for c in gather.calls if c.commands[0].keys[0] == "b")  # type: ignore[union-attr]
     command = read_call.commands[0]
     assert isinstance(command, ScriptCommand)
     assert command.args == (3000, f"{state.client_id}:1", "{b}")

@@ -291,6 +291,12 @@ class FairKind(LockKind):
         return f"{ref.channel}:{ref.owner}"
 
 
+def _latches(name: str, by_slot: bool) -> str:
+    """The read-write lock ``name``'s acquire-latch hash (see
+    `redisson_py.core.scripts.rwlock`)."""
+    return naming.prefixed_name(rwlock.LATCHES_PREFIX, name, by_slot=by_slot)
+
+
 class ReadKind(LockKind):
     """The read half of Redisson's ``RReadWriteLock``; see
     `redisson_py.core.scripts.rwlock`."""
@@ -301,7 +307,8 @@ class ReadKind(LockKind):
     renew_script = rwlock.RENEW_READ
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
-        return (naming.key_prefix(name, by_slot=by_slot),)
+        """The prefix of the readers' timeout keys (``{name}``), the acquire-latch hash."""
+        return (naming.key_prefix(name, by_slot=by_slot), _latches(name, by_slot))
 
     @staticmethod
     def timeout_prefix(ref: LockRef) -> str:
@@ -318,10 +325,11 @@ class ReadKind(LockKind):
             request_id,
             ref.owner + rwlock.WRITE_SUFFIX,
         )
-        return ScriptCommand(rwlock.ACQUIRE_READ, (ref.name, self.timeout_prefix(ref)), args)
+        keys = (ref.name, self.timeout_prefix(ref), ref.aux[1])
+        return ScriptCommand(rwlock.ACQUIRE_READ, keys, args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
-        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0])
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], ref.aux[1])
         args = (
             self.release_message,
             ref.owner,
@@ -335,7 +343,7 @@ class ReadKind(LockKind):
         latch = naming.unlock_latch_name(
             ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
         )
-        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch)
+        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch, ref.aux[1])
         args: tuple[Arg, ...] = (
             self.release_message,
             ref.owner,
@@ -348,20 +356,27 @@ class ReadKind(LockKind):
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
-        return ScriptCommand(rwlock.FORCE_RELEASE_READ, (ref.name, ref.channel), args)
+        keys = (ref.name, ref.channel, ref.aux[0], ref.aux[1])
+        return ScriptCommand(rwlock.FORCE_RELEASE_READ, keys, args)
 
     def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
-        prefixes = (naming.key_prefix(h.name, by_slot=h.target.routes_by_slot) for h in holds)
+        by_slot = [bool(h.target.routes_by_slot) for h in holds]
+        pairs = list(zip(holds, by_slot, strict=True))
+        prefixes = (naming.key_prefix(h.name, by_slot=b) for h, b in pairs)
         args: tuple[Arg, ...] = (
             ttl_ms,
             *(h.owner for h in holds),
             *prefixes,
             *renew_flags(holds),
         )
-        return ScriptCommand(self.renew_script, tuple(h.name for h in holds), args)
+        keys = (
+            *(h.name for h in holds),
+            *(_latches(h.name, b) for h, b in pairs),
+        )
+        return ScriptCommand(self.renew_script, keys, args)
 
     def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
-        keys = (ref.name, self.timeout_prefix(ref))
+        keys = (ref.name, self.timeout_prefix(ref), ref.aux[1])
         return ScriptCommand(rwlock.EXTEND_READ, keys, (ttl_ms, ref.owner))
 
     def locked(self, ref: LockRef) -> Command:
@@ -381,12 +396,17 @@ class WriteKind(LockKind):
     channel_prefix = rwlock.CHANNEL_PREFIX
     owner_suffix = rwlock.WRITE_SUFFIX
     release_message = rwlock.WRITE_UNLOCK_MESSAGE
+    renew_script = rwlock.RENEW_WRITE
+
+    def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
+        """The prefix of the readers' timeout keys (``{name}``), the acquire-latch hash."""
+        return READ.aux_keys(name, by_slot)
 
     def acquire(
         self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
         args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
-        return ScriptCommand(rwlock.ACQUIRE_WRITE, (ref.name,), args)
+        return ScriptCommand(rwlock.ACQUIRE_WRITE, (ref.name, ref.aux[1]), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         args = (
@@ -396,7 +416,7 @@ class WriteKind(LockKind):
             request_id,
             acquire_latch_field(ref.owner),
         )
-        return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel), args)
+        return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel, ref.aux[1]), args)
 
     def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
@@ -410,11 +430,24 @@ class WriteKind(LockKind):
             acquire_latch_field(ref.owner),
             *acquires,
         )
-        return ScriptCommand(rwlock.RELEASE_WRITE, (ref.name, ref.channel, latch), args)
+        keys = (ref.name, ref.channel, latch, ref.aux[1])
+        return ScriptCommand(rwlock.RELEASE_WRITE, keys, args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
-        return ScriptCommand(rwlock.FORCE_RELEASE_WRITE, (ref.name, ref.channel), args)
+        keys = (ref.name, ref.channel, ref.aux[0], ref.aux[1])
+        return ScriptCommand(rwlock.FORCE_RELEASE_WRITE, keys, args)
+
+    def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
+        args: tuple[Arg, ...] = (ttl_ms, *(h.owner for h in holds), *renew_flags(holds))
+        keys = (
+            *(h.name for h in holds),
+            *(_latches(h.name, bool(h.target.routes_by_slot)) for h in holds),
+        )
+        return ScriptCommand(self.renew_script, keys, args)
+
+    def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
+        return ScriptCommand(rwlock.EXTEND_WRITE, (ref.name, ref.aux[1]), (ttl_ms, ref.owner))
 
     def locked(self, ref: LockRef) -> Command:
         return ("HGET", ref.name, "mode")

@@ -26,9 +26,10 @@ from redisson_py.core.effects import (
     Effect,
     Gather,
     Sleep,
+    to_millis,
 )
 from redisson_py.core.flows import quorum
-from redisson_py.core.flows.calls import WARN_EVERY, unsynced_text
+from redisson_py.core.flows.calls import WARN_EVERY, unsynced_extension, unsynced_text
 from redisson_py.core.flows.lock import AcquireRequest, forget_one_hold, release_command, undo_later
 from redisson_py.core.flows.lock_kinds import (
     AcquireFlag,
@@ -43,6 +44,7 @@ from redisson_py.core.state import events
 from redisson_py.core.state.group_holds import GroupState
 from redisson_py.errors import (
     ArgumentError,
+    GroupExtendError,
     LockNotOwnedError,
     LockReentryError,
     LockUnavailableError,
@@ -252,7 +254,7 @@ def try_lock(
         if len(won) >= group.need and valid and reentry is None:
             outcomes = yield from _drop_leftovers(refs, outcomes, won, believed)
             _record_members(refs, outcomes, won, lease, started)
-            group.acquired(owner, won)
+            group.acquired(owner, won, lease, _valid_until(effective_lease, started))
             if refs[0].state.listeners:
                 _emit(group, refs, owner, "acquired", wait=clock() - begun)
             return True
@@ -283,6 +285,171 @@ def try_lock(
                 )
             return False
         yield Sleep(quorum.retry_pause(left))
+
+
+def _valid_until(lease: float, started: float) -> float:
+    """When a hold granted (or extended) by a round that started sending at ``started``
+    with a lease of ``lease`` seconds stops being valid: Redlock's lease - elapsed -
+    clock drift, as a monotonic time."""
+    return started + quorum.validity(lease, 0.0)
+
+
+def extend(
+    group: GroupState,
+    refs: Sequence[LockRef],
+    owner: str,
+    seconds: float,
+    *,
+    member_timeout: float | None = None,
+) -> Flow:
+    """Make ``owner``'s leased group hold expire ``seconds`` from now on its members:
+    one round sending every member's extend script at once (it sets the TTL only while
+    the member's field is the owner's), with the acquire's rule: every member of a
+    MultiLock, a majority of a RedLock, and for a RedLock a round short enough that
+    ``seconds`` minus the round minus clock drift stays positive. On success the hold
+    is valid for that much from the round's start (`remaining_validity`).
+
+    Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner
+    holds no group hold (or it was reported lost),
+    [`ArgumentError`][redisson_py.errors.ArgumentError] for a hold taken without a
+    lease (the watchdogs renew it) or a lease no round can outlast, and
+    [`GroupExtendError`][redisson_py.errors.GroupExtendError] naming the members not
+    extended when too few were: the members extended keep the new lease (the owner
+    still holds them; ``unlock()`` releases them), the group keeps its former validity,
+    or the new one when that is shorter (a shortening that reached some members).
+    """
+    held, lease, _ = group.lease_of(owner)
+    if not held:
+        raise LockNotOwnedError(
+            f"cannot extend {group.label}: owner {owner} holds it not"
+            " (never acquired, released, or reported lost)"
+        )
+    if lease is None:
+        raise ArgumentError(
+            f"{group.label}: a hold taken without a lease is renewed by its members'"
+            " watchdogs and has no lease to extend; take it with lease_time=... to extend it"
+        )
+    settings = refs[0].state.settings
+    timeout = member_timeout or quorum.member_timeout(seconds, settings.command_timeout)
+    if not group.all_of and quorum.validity(seconds, timeout) <= 0:
+        raise ArgumentError(
+            f"{group.label}: a lease of {seconds:g} s cannot outlast one round"
+            f" (member replies may take up to {timeout:g} s, plus clock drift"
+            f" {quorum.clock_drift(seconds):g} s); use a longer lease"
+        )
+    ms = to_millis(seconds)
+    calls = tuple(
+        Call(
+            ref.target,
+            ref.name,
+            (ref.kind.extend(ref, ms),),
+            sync_replicas=settings.sync_replicas,
+            timeout=timeout,
+        )
+        for ref in refs
+    )
+    clock = refs[0].state.clock
+    # While the round is in flight the members' watchdogs report no loss: an old lease
+    # ending meanwhile is this extension's to judge (as for one lock's extend).
+    for ref in refs:
+        ref.state.holds.releasing(ref.name, ref.owner, +1)
+    started = clock()
+    try:
+        results: list[CallResult | BaseException] = yield Gather(calls)
+    finally:
+        for ref in refs:
+            ref.state.holds.releasing(ref.name, ref.owner, -1)
+    elapsed = clock() - started
+    extended: set[int] = set()
+    errors: dict[str, BaseException] = {}
+    for index, (ref, result) in enumerate(zip(refs, results, strict=True)):
+        label = _member_label(ref)
+        if isinstance(result, BaseException):
+            errors[label] = result
+            continue
+        count = result.replies[0]
+        holds = ref.state.holds
+        hold = holds.get(ref.name, ref.owner)
+        if isinstance(count, BaseException) or count is None:
+            # Not the owner's any more: its watchdog reports the member lost, as for
+            # any loss, and the group follows its rule.
+            errors[label] = (
+                count
+                if isinstance(count, BaseException)
+                else LockNotOwnedError(f"{label}: not held by owner {ref.owner}")
+            )
+            continue
+        if result.synced < result.required:
+            what = f"{label}: extended"
+            errors[label] = unsynced_extension(
+                ref, hold, result, lease=seconds, sent_at=started, what=what
+            )
+            continue
+        holds.acquired(
+            ref.name,
+            ref.owner,
+            int(count),
+            target=ref.target,
+            lease=seconds,
+            ttl=seconds,
+            now=started,
+            on_lost=hold.on_lost if hold is not None else ref.report,
+            kind=ref.kind,
+        )
+        extended.add(index)
+    valid = group.all_of or quorum.validity(seconds, elapsed) > 0
+    if len(extended) >= group.need and valid:
+        if group.extended(owner, extended, seconds, _valid_until(seconds, started)):
+            return None
+        raise LockNotOwnedError(
+            f"cannot extend {group.label}: it was released or reported lost while the"
+            " extension was in flight"
+        )
+    if extended:
+        # Members extended to a shorter lease than the validity left bring it forward.
+        group.cap_validity(owner, _valid_until(seconds, started))
+    names = tuple(_member_label(refs[i]) for i in sorted(extended))
+    failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
+    why = (
+        f"{len(extended)} of {len(refs)} members extended, {group.need} needed"
+        if len(extended) < group.need
+        else f"the round took {elapsed:.3f} s, leaving no validity of a {seconds:g} s lease"
+    )
+    raise GroupExtendError(
+        f"cannot extend {group.label}: {why}"
+        + (f"; not extended: {failing}" if failing else "")
+        + "; the group keeps its former validity (or the new one, if shorter)",
+        errors,
+        names,
+    )
+
+
+def remaining_validity(group: GroupState, refs: Sequence[LockRef], owner: str) -> float:
+    """Seconds ``owner``'s group hold can still be relied on; 0.0 when it holds none or
+    it was reported lost.
+
+    A leased hold: Redlock's arithmetic from the start of the round that acquired or
+    last extended it (lease - elapsed - clock drift). A hold the members' watchdogs
+    renew: until the safe end of the ``group.need``-th latest member (every member of
+    a MultiLock), which each confirmed renewal moves on.
+    """
+    held, lease, members = group.lease_of(owner)
+    if not held:
+        return 0.0
+    now = refs[0].state.clock()
+    if lease is not None:
+        until = group.valid_until(owner)
+        return 0.0 if until is None else max(0.0, until - now)
+    ends = []
+    for index in members:
+        ref = refs[index]
+        end = ref.state.holds.expires_at(ref.name, ref.owner)
+        if end is not None:
+            ends.append(end)
+    if len(ends) < group.need:
+        return 0.0
+    ends.sort(reverse=True)
+    return max(0.0, ends[group.need - 1] - now)
 
 
 def guarded(group: GroupState, flow: Generator[Effect, Any, T]) -> Generator[Effect, Any, T]:

@@ -11,7 +11,7 @@ until a permit is announced, or the first lease ends, or
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from redisson_py.core.effects import Command, Effect, ScriptCommand, to_millis
@@ -95,31 +95,61 @@ def try_acquire(ref: ObjectRef, wait: float | None, lease: float | None) -> Flow
     from the acquire's first send, less the safety margin; see
     `safe_end`) the client tells its holder that it is
     lost, before any other client can take it back, and `release` raises."""
-    permit = os.urandom(PERMIT_ID_BYTES)
-    keys = _keys(ref)
-    request = grants.PermitRequest(
-        ref,
-        lambda request_id: once_command(
-            ref, scripts.ACQUIRE, keys, request_id, _now_ms(ref), permit, _expiry(ref, lease)
-        ),
-        lambda request_id: once_command(
-            ref, scripts.UNDO_ACQUIRE, keys, request_id, _now_ms(ref), permit
-        ),
-        "its permit stays acquired until its lease ends (for ever without one)",
-    )
-    taken = yield from grants.try_acquire(request, wait)
-    if not taken:
-        return None
+    ids = yield from try_acquire_many(ref, wait, lease, 1)
+    return ids[0] if ids else None
+
+
+def _taken_here(ref: ObjectRef, keys: tuple[str, str, str], permit: bytes) -> None:
+    """Record ``permit`` as taken through this client (a shutdown gives it back)."""
 
     def give_back(count: int) -> ScriptCommand:
         return once_command(ref, scripts.TRY_RELEASE, keys, new_request_id(), _now_ms(ref), permit)
 
     subject = f"{ref.subject}: permit {permit.hex()}"
-    taken_here = Taken(subject, ref.target, ref.name, 1, give_back)
-    ref.state.taken.took((ref.name, permit.hex()), taken_here)
+    ref.state.taken.took(
+        (ref.name, permit.hex()), Taken(subject, ref.target, ref.name, 1, give_back)
+    )
+
+
+def try_acquire_many(ref: ObjectRef, wait: float | None, lease: float | None, count: int) -> Flow:
+    """Take ``count`` permits at once, all or none (one script: Redisson's
+    ``acquire(int permits)``), within ``wait`` seconds (None: for ever), each leased
+    for ``lease`` seconds (None: until released); their ids, or an empty list when
+    ``count`` were not available together in time. Each leased permit is watched as
+    `try_acquire`'s.
+
+    A waiter retries whenever permits are announced or the first lease ends, and takes
+    the permits as soon as ``count`` are available at one of its attempts; it is not
+    queued, so takers of fewer permits may pass it while fewer are free."""
+    permits = [os.urandom(PERMIT_ID_BYTES) for _ in range(count)]
+    keys = _keys(ref)
+    request = grants.PermitRequest(
+        ref,
+        lambda request_id: once_command(
+            ref,
+            scripts.ACQUIRE,
+            keys,
+            request_id,
+            _now_ms(ref),
+            permits[0],
+            _expiry(ref, lease),
+            *permits[1:],
+        ),
+        lambda request_id: once_command(
+            ref, scripts.UNDO_ACQUIRE, keys, request_id, _now_ms(ref), *permits
+        ),
+        "its permits stay acquired until their lease ends (for ever without one)",
+    )
+    taken = yield from grants.try_acquire(request, wait)
+    if not taken:
+        return []
+    ids = [permit.hex() for permit in permits]
+    for permit in permits:
+        _taken_here(ref, keys, permit)
     if lease is not None:
-        _track(ref, permit.hex(), lease, request.sent_at)
-    return permit.hex()
+        for permit_id in ids:
+            _track(ref, permit_id, lease, request.sent_at)
+    return ids
 
 
 def try_release(ref: ObjectRef, permit: bytes) -> Flow:
@@ -127,40 +157,87 @@ def try_release(ref: ObjectRef, permit: bytes) -> Flow:
     and its lease had not ended, else False (nothing changes). False also when this
     client reported the permit lost (its lease's safe end passed), though a permit the
     server still counted as acquired was released."""
-    reason = yield from _release(ref, permit)
-    return reason is None
+    _, why, _ = yield from _release(ref, (permit,))
+    return why is None
+
+
+def try_release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
+    """Release ``permits`` in one script (Redisson's ``tryRelease`` of a list): those
+    acquired whose lease had not ended are released, and the new count announced. How
+    many were released, not counting those this client had reported lost."""
+    released, _, lost = yield from _release(ref, permits)
+    return released - lost
 
 
 def release(ref: ObjectRef, permit: bytes) -> Flow:
     """`try_release`, raising
     [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] saying why when it
     would return False."""
-    reason = yield from _release(ref, permit)
-    if reason is not None:
-        raise PermitNotHeldError(
-            f"{ref.subject}: permit {permit.hex()} {reason}", name=ref.name, permit_id=permit.hex()
-        )
+    yield from release_many(ref, (permit,))
 
 
-def _release(ref: ObjectRef, permit: bytes) -> Generator[Effect, Any, str | None]:
-    """Release ``permit``; None when that ended a safe hold, else why not."""
-    holds, owner = ref.state.holds, permit.hex()
-    lost = (
-        holds.gone_reason(ref.name, owner, ref.state.clock())
-        if holds.was_lost(ref.name, owner)
-        else None
-    )
-    released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), permit)
-    holds.released(ref.name, owner, 0)
-    ref.state.taken.gave((ref.name, owner))
-    if lost is not None:
-        done = "; it was released now" if released == 1 else ""
-        return f"was reported lost before this release: {lost}{done}"
-    if released != 1:
-        return (
-            "is not acquired: it was never acquired here, was released already, or its lease ended"
+def release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
+    """`try_release_many`, raising
+    [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] saying why when not
+    every permit ended a safe hold (those acquired are released all the same, as by
+    Redisson's ``release`` of a list)."""
+    _, why, _ = yield from _release(ref, permits)
+    if why is not None:
+        ids = ", ".join(permit.hex() for permit in permits)
+        what = f"permit {ids}" if len(permits) == 1 else f"permits {ids}:"
+        raise PermitNotHeldError(f"{ref.subject}: {what} {why}", name=ref.name, permit_id=ids)
+
+
+def _release(
+    ref: ObjectRef, permits: Sequence[bytes]
+) -> Generator[Effect, Any, tuple[int, str | None, int]]:
+    """Release ``permits``: (how many the server released; None when that ended a safe
+    hold of each, else why not; how many of those released this client had reported
+    lost, at most)."""
+    holds, now = ref.state.holds, ref.state.clock()
+    lost: dict[str, str] = {}
+    for permit in permits:
+        owner = permit.hex()
+        if holds.was_lost(ref.name, owner):
+            lost[owner] = holds.gone_reason(ref.name, owner, now) or "its lease ended"
+    released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), *permits)
+    for permit in permits:
+        holds.released(ref.name, permit.hex(), 0)
+        ref.state.taken.gave((ref.name, permit.hex()))
+    # Which of the lost ones the server still released cannot be told apart from the
+    # reply: count them as not released, the safe side for a caller counting its holds.
+    lost_released = min(released, len(lost))
+    if len(permits) == 1:
+        if lost:
+            done = "; it was released now" if released == 1 else ""
+            return (
+                released,
+                f"was reported lost before this release: {lost[permits[0].hex()]}{done}",
+                lost_released,
+            )
+        if released != 1:
+            return (
+                released,
+                (
+                    "is not acquired: it was never acquired here, was released already,"
+                    " or its lease ended"
+                ),
+                0,
+            )
+        return released, None, 0
+    missing = len(permits) - released
+    parts = []
+    if missing:
+        parts.append(
+            f"{missing} of {len(permits)} were not acquired (never acquired here, released"
+            f" already, or their lease ended); the other {released} were released"
         )
-    return None
+    if lost:
+        parts.append(
+            "reported lost before this release: "
+            + "; ".join(f"{owner}: {why}" for owner, why in lost.items())
+        )
+    return released, "; ".join(parts) or None, lost_released
 
 
 def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flow:

@@ -28,7 +28,7 @@ from redisson_py.core.effects import Script
 # --- pieces shared by several scripts (Lua, spliced in where the scripts say) ---
 
 REQUEST_CHECK = """
-local last = redis.call('hget', KEYS[1], ARGV[3])
+local last = redis.call('hget', %(latches)s, ARGV[3])
 if last == ARGV[4] then
     local held = redis.call('hget', KEYS[1], ARGV[2])
     if held ~= false then
@@ -44,12 +44,15 @@ end
 ARGV[3] the owner's acquire-latch field, ARGV[4] this acquire's request id): an attempt
 of a request already applied returns the owner's hold count and changes nothing, not
 even the TTL; one whose hold is gone, or was undone, returns ``{2, 0}`` (the caller
-starts a new request). ``%(extra)s`` adds fields to the granted reply."""
+starts a new request). ``%(extra)s`` adds fields to the granted reply;
+``%(latches)s`` is the hash holding the acquire-latch field (the lock's own, but for the
+read-write lock's, see `redisson_py.core.scripts.rwlock`)."""
 
 
-def request_check(extra: str = "") -> str:
-    """`REQUEST_CHECK` with ``extra`` (Lua, ``, value``) added to its reply."""
-    return REQUEST_CHECK % {"extra": extra}
+def request_check(extra: str = "", latches: str = "KEYS[1]") -> str:
+    """`REQUEST_CHECK` with ``extra`` (Lua, ``, value``) added to its reply, reading the
+    acquire-latch field in hash ``latches`` (a Lua expression)."""
+    return REQUEST_CHECK % {"extra": extra, "latches": latches}
 
 
 def old_hold_check(lock: str, field: int, first: int) -> str:

@@ -48,24 +48,31 @@ ACQUIRE = Script(
     "permit_semaphore_acquire",
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this acquire's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
-    # ARGV[4] the permit id (16 bytes), ARGV[5] its expiry (wall-clock ms, or NO_LEASE)
-    # Takes one permit; the set expires with the count when the count has a TTL.
+    # ARGV[4] the first permit id (16 bytes), ARGV[5] the permits' expiry (wall-clock
+    # ms, or NO_LEASE), ARGV[6..] the further permit ids
+    # Takes one permit per id, all or none (Redisson's acquire(int permits): each id a
+    # member of the set, all scored by the one expiry, the count decremented by their
+    # number); the set expires with the count when the count has a TTL.
     # Reply: {1, 0} taken (now, or by an earlier attempt of this acquire), {0, ms}
-    # none available and the first lease ends in ms (-1: no lease will), {2, 0} this
-    # acquire was undone.
+    # fewer available than asked and the first lease ends in ms (-1: no lease will),
+    # {2, 0} this acquire was undone.
     GRANT_CHECK
     + reclaim()
     + f"""
+local wanted = #ARGV - 4
 local available = tonumber(redis.call('get', KEYS[1]))
-if available == nil or available < 1 then
+if available == nil or available < wanted then
     local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
     if first[2] ~= nil and tonumber(first[2]) < {NO_LEASE} then
         return {{0, tonumber(first[2]) - tonumber(ARGV[3])}}
     end
     return {{0, -1}}
 end
-redis.call('decr', KEYS[1])
+redis.call('decrby', KEYS[1], wanted)
 redis.call('zadd', KEYS[2], ARGV[5], ARGV[4])
+for i = 6, #ARGV do
+    redis.call('zadd', KEYS[2], ARGV[5], ARGV[i])
+end
 local ttl = redis.call('pttl', KEYS[1])
 if ttl > 0 then
     redis.call('pexpire', KEYS[2], ttl)
@@ -78,14 +85,18 @@ UNDO_ACQUIRE = Script(
     "permit_semaphore_undo_acquire",
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] the acquire's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
-    # ARGV[4] the permit id
-    # Gives back the permit the acquire took, if it did and it is still acquired; an
-    # attempt of it the server runs afterwards takes nothing. Idempotent.
+    # ARGV[4..] the permit ids
+    # Gives back the permits the acquire took, if it did and they are still acquired;
+    # an attempt of it the server runs afterwards takes nothing. Idempotent.
     # Reply: 1 when the acquire had been applied, else 0.
     UNDO_CHECK
     + f"""
-if redis.call('zrem', KEYS[2], ARGV[4]) == 1 then
-    local available = redis.call('incrby', KEYS[1], 1)
+local returned = 0
+for i = 4, #ARGV do
+    returned = returned + redis.call('zrem', KEYS[2], ARGV[i])
+end
+if returned > 0 then
+    local available = redis.call('incrby', KEYS[1], returned)
     {publish("KEYS[3]", "available", "ARGV[2]")}
 end
 return 1
@@ -96,18 +107,23 @@ TRY_RELEASE = Script(
     "permit_semaphore_try_release",
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this call's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
-    # ARGV[4] the permit id
-    # Reply: 1 when the permit was acquired and its lease had not ended (released now,
-    # the new count announced), else 0.
+    # ARGV[4..] the permit ids
+    # Releases those of the permits that are acquired and whose lease had not ended
+    # (Redisson's tryRelease of a list), announcing the new count.
+    # Reply: how many were released (0 or 1 for a single permit).
     remembered(
         reclaim()
         + f"""
-if redis.call('zrem', KEYS[2], ARGV[4]) == 0 then
+local released = 0
+for i = 4, #ARGV do
+    released = released + redis.call('zrem', KEYS[2], ARGV[i])
+end
+if released == 0 then
     return 0
 end
-local available = redis.call('incrby', KEYS[1], 1)
+local available = redis.call('incrby', KEYS[1], released)
 {publish("KEYS[3]", "available", "ARGV[2]")}
-return 1
+return released
 """
     ),
 )

@@ -20,6 +20,8 @@ class _OwnerGroupHold:
     members: set[int]
     lost_members: set[int] = field(default_factory=set)
     lost: bool = False
+    lease: float | None = None
+    valid_until: float = 0.0
 
 
 class GroupState:
@@ -53,14 +55,67 @@ class GroupState:
             hold = self._holds.get(owner)
             return 0 if hold is None or hold.lost else hold.count
 
-    def acquired(self, owner: str, members: set[int]) -> None:
+    def acquired(
+        self,
+        owner: str,
+        members: set[int],
+        lease: float | None = None,
+        valid_until: float = 0.0,
+    ) -> None:
+        """Record one more hold of ``owner`` on ``members``: leased for ``lease``
+        seconds (None: renewed by the members' watchdogs) and valid until
+        ``valid_until`` (monotonic; Redlock's arithmetic, see
+        `redisson_py.core.flows.quorum.validity`). The last acquire sets the lease, as
+        it sets the members' TTLs on the servers."""
         with self._lock:
             hold = self._holds.get(owner)
             if hold is None or hold.lost:
-                self._holds[owner] = _OwnerGroupHold(count=1, members=set(members))
+                hold = _OwnerGroupHold(count=1, members=set(members))
+                self._holds[owner] = hold
             else:
                 hold.count += 1
                 hold.members |= members
+            hold.lease = lease
+            hold.valid_until = valid_until
+
+    def lease_of(self, owner: str) -> tuple[bool, float | None, frozenset[int]]:
+        """(held and not lost, the lease of the last acquire or extension, the members
+        held) of ``owner``'s hold on the group."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None or hold.lost:
+                return False, None, frozenset()
+            return True, hold.lease, frozenset(hold.members - hold.lost_members)
+
+    def valid_until(self, owner: str) -> float | None:
+        """When ``owner``'s leased hold stops being valid (monotonic seconds); None
+        when it holds none, or it was reported lost."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None or hold.lost:
+                return None
+            return hold.valid_until
+
+    def cap_validity(self, owner: str, valid_until: float) -> None:
+        """``owner``'s hold is valid until ``valid_until`` at the latest (a failed
+        extension that shortened some members' leases)."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is not None and not hold.lost:
+                hold.valid_until = min(hold.valid_until, valid_until)
+
+    def extended(self, owner: str, members: set[int], lease: float, valid_until: float) -> bool:
+        """Record an extension of ``owner``'s hold: ``members`` extended to ``lease``
+        seconds, valid until ``valid_until``. False when the hold is gone (released or
+        reported lost while the extension was in flight): nothing is recorded then."""
+        with self._lock:
+            hold = self._holds.get(owner)
+            if hold is None or hold.lost:
+                return False
+            hold.members |= members
+            hold.lease = lease
+            hold.valid_until = valid_until
+            return True
 
     def released(self, owner: str) -> bool:
         """Record one release; return True if the group had been reported lost."""
