@@ -97,6 +97,7 @@ class KeyNames:
     lock_channel: str
     fair_queue: str
     fair_timeouts: str
+    fair_alive: str
     fenced_token: str
     read_write_channel: str
     permits: str
@@ -107,7 +108,7 @@ class KeyNames:
     @classmethod
     def of(cls, name: str, *, by_slot: bool) -> KeyNames:
         """The names for object ``name``."""
-        queue, timeouts = FAIR.aux_keys(name, by_slot)
+        queue, timeouts, alive = FAIR.aux_keys(name, by_slot)
         (token,) = FENCED.aux_keys(name, by_slot)
         (permits,) = permit_flows.LAYOUT.aux(name, by_slot)
         return cls(
@@ -115,6 +116,7 @@ class KeyNames:
             lock_channel=naming.channel_name(name, by_slot=by_slot),
             fair_queue=queue,
             fair_timeouts=timeouts,
+            fair_alive=alive,
             fenced_token=token,
             read_write_channel=naming.prefixed_name(READ.channel_prefix, name, by_slot=by_slot),
             permits=permits,

@@ -23,7 +23,7 @@ PERMIT = b"\x01" * 16
 @pytest.mark.parametrize("by_slot", [False, True])
 def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     keys = KeyNames.of(name, by_slot=by_slot)
-    assert (keys.fair_queue, keys.fair_timeouts) == FAIR.aux_keys(name, by_slot)
+    assert (keys.fair_queue, keys.fair_timeouts, keys.fair_alive) == FAIR.aux_keys(name, by_slot)
     assert (keys.fenced_token,) == FENCED.aux_keys(name, by_slot)
     assert (keys.permits,) == permit_flows.LAYOUT.aux(name, by_slot)
     assert keys.lock_channel == naming.channel_name(name, by_slot=by_slot)
@@ -34,7 +34,13 @@ def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     assert keys.latch_channel == latch_flows.channel_name(name, by_slot)
     if by_slot:  # every key in the name's slot
         slot = naming.key_slot(name)
-        for key in (keys.fair_queue, keys.fenced_token, keys.permits, keys.fence_record):
+        for key in (
+            keys.fair_queue,
+            keys.fair_alive,
+            keys.fenced_token,
+            keys.permits,
+            keys.fence_record,
+        ):
             assert naming.key_slot(key) == slot
 
 
