@@ -54,6 +54,8 @@ __all__ = [
     "FENCED_RESOURCE_KIND",
     "LATCH_KIND",
     "LOCK_KINDS",
+    "MAX_FIELDS",
+    "MAX_STRING",
     "NON_REENTRANT_FAIR_KIND",
     "NON_REENTRANT_KIND",
     "NOT_LOCKED",
@@ -67,9 +69,12 @@ __all__ = [
     "KeyNames",
     "Recognition",
     "Snapshot",
+    "auxiliary_keys",
     "channel_subscribers",
     "classify",
     "lock_status",
+    "parse_bounded_reads",
+    "queue_bounded_reads",
     "read_snapshot",
     "recognise",
     "said",
@@ -89,9 +94,9 @@ LOCK_KINDS = frozenset({REENTRANT_KIND, FAIR_KIND, FENCED_KIND, READ_WRITE_KIND}
 
 _OWNER_FIELD = re.compile(r"^[0-9a-fA-F-]{36}:.+$")
 _INTEGER = re.compile(r"^-?[0-9]{1,19}$")
-_MAX_STRING = 64
+MAX_STRING = 64
 """A string longer than this is no counter: its value is not read."""
-_MAX_FIELDS = 10_000
+MAX_FIELDS = 10_000
 """A hash with more fields than this is no lock: its fields are not read."""
 _READ_ATTEMPTS = 3
 
@@ -217,16 +222,28 @@ def queue_reads(pipe: Any, keys: KeyNames, key_type: str, size: int) -> int:
     pipe.zrange(keys.permits, 0, -1, withscores=True)
     pipe.hgetall(keys.fence_record)
     pipe.zrange(keys.fair_alive, 0, -1, withscores=True)
-    if key_type == "hash" and size <= _MAX_FIELDS:
+    if key_type == "hash" and size <= MAX_FIELDS:
         pipe.hgetall(name)
         return _FIXED_READS + 1
-    if key_type == "string" and size <= _MAX_STRING:
+    if key_type == "string" and size <= MAX_STRING:
         pipe.get(name)
         return _FIXED_READS + 1
     return _FIXED_READS
 
 
 _FIXED_READS = 8
+
+
+def auxiliary_keys(keys: KeyNames) -> tuple[str, ...]:
+    """Every key but ``name`` an object may have (all in ``name``'s slot)."""
+    return (
+        keys.fenced_token,
+        keys.fair_queue,
+        keys.fair_timeouts,
+        keys.permits,
+        keys.fence_record,
+        keys.fair_alive,
+    )
 
 
 def parse_reads(raw: list[Any], key_type: str) -> Snapshot:
@@ -257,6 +274,47 @@ def parse_reads(raw: list[Any], key_type: str) -> Snapshot:
         else:
             snapshot.value = text(replies[_FIXED_READS])
     return snapshot
+
+
+def queue_bounded_reads(pipe: Any, keys: KeyNames, key_type: str, *, auxiliary: bool) -> int:
+    """Queue on ``pipe`` the reads of ``keys`` without sizing ``name`` first (as
+    ``lock list`` reads a page of names): ``name``'s contents come bounded (``HSCAN``
+    ``COUNT`` `MAX_FIELDS`, ``GETRANGE`` to `MAX_STRING` + 1 bytes), so a big key is never
+    fetched whole; ``auxiliary``: read the auxiliary keys too (else they are known
+    absent). `parse_bounded_reads` reads the replies; returns how many were queued."""
+    name = keys.name
+    pipe.type(name).pttl(name)
+    count = 2
+    if auxiliary:
+        pipe.get(keys.fenced_token)
+        pipe.lrange(keys.fair_queue, 0, -1)
+        pipe.zrange(keys.fair_timeouts, 0, -1, withscores=True)
+        pipe.zrange(keys.permits, 0, -1, withscores=True)
+        pipe.hgetall(keys.fence_record)
+        pipe.zrange(keys.fair_alive, 0, -1, withscores=True)
+        count = _FIXED_READS
+    if key_type == "hash":
+        pipe.hscan(name, 0, count=MAX_FIELDS)
+        return count + 1
+    if key_type == "string":
+        pipe.getrange(name, 0, MAX_STRING)
+        return count + 1
+    return count
+
+
+def parse_bounded_reads(raw: list[Any], key_type: str, *, auxiliary: bool) -> Snapshot:
+    """The snapshot the replies of `queue_bounded_reads` show."""
+    fixed = list(raw[:_FIXED_READS] if auxiliary else [*raw[:2], None, [], [], [], {}, []])
+    rest = raw[_FIXED_READS:] if auxiliary else raw[2:]
+    content = _ok(rest[0]) if rest else None
+    if key_type == "hash" and isinstance(content, (list, tuple)):
+        cursor, fields = content
+        content = fields if int(cursor) == 0 else None  # more to read: too big for a lock
+    elif key_type == "string" and isinstance(content, bytes | str):
+        content = content if len(content) <= MAX_STRING else None
+    else:
+        content = None
+    return parse_reads([*fixed, content], key_type)
 
 
 def _owner_holds(fields: dict[str, str]) -> bool:

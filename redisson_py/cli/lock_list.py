@@ -8,7 +8,11 @@ auxiliary key such as a fair lock's queue ``redisson_lock_queue:{name}``, which 
 idle fair lock with waiters has); redisson-py's bookkeeping keys (request and unlock
 latches, read holds' timeouts) are skipped. The names found on a page are read in two
 pipelined round trips (`redisson_py.cli.lock_data`'s reads, not one transaction per
-name: a name that changes type between them is read again on its own), recognised as
+name: a name that changes type between them is read again on its own): the first asks
+each name's type and counts its auxiliary keys (one ``EXISTS``: they share its slot), so
+a key with none that no object of ours looks like (a set, a list) costs no second read;
+the second reads it bounded (``HSCAN``, ``GETRANGE``: a big key is never fetched whole),
+and its auxiliary keys only when some exist. Each is then recognised as
 ``lock status`` recognises them (`redisson_py.cli.lock_data.recognise`, shared), and
 listed when they are a lock, a semaphore, a latch or a fenced resource (``not locked``
 and ``other`` are left out). ``PATTERN`` is a glob (``fnmatch``: ``*``, ``?``,
@@ -28,16 +32,14 @@ from redisson_py.cli.common import text
 from redisson_py.cli.lock_data import (
     NOT_LOCKED,
     OTHER,
-    SIZING_COMMANDS,
     KeyNames,
+    auxiliary_keys,
     channel_subscribers,
     classify,
-    parse_reads,
-    queue_reads,
-    queue_sizing,
+    parse_bounded_reads,
+    queue_bounded_reads,
     read_snapshot,
     said,
-    sized,
     status_channels,
     status_entry,
 )
@@ -169,28 +171,33 @@ def _read_page(
     if not names:
         return
     by_slot = manager.routes_by_slot
-    sizing = node_client.pipeline(transaction=False)
-    for name, _ in names:
-        queue_sizing(sizing, name)
-    replies = sizing.execute(raise_on_error=False)
-    planned: list[tuple[KeyNames, str, int]] = []
-    for index, (name, auxiliary) in enumerate(names):
-        key_type, size = sized(replies[index * SIZING_COMMANDS : (index + 1) * SIZING_COMMANDS])
-        if not auxiliary and key_type not in ("hash", "string"):
-            continue  # a key of another type that no auxiliary key names: no lock
-        planned.append((KeyNames.of(name, by_slot=by_slot), key_type, size))
+    named = [(KeyNames.of(name, by_slot=by_slot), auxiliary) for name, auxiliary in names]
+    typing = node_client.pipeline(transaction=False)
+    for keys, _ in named:
+        typing.type(keys.name)
+        typing.exists(*auxiliary_keys(keys))
+    replies = typing.execute(raise_on_error=False)
+    planned: list[tuple[KeyNames, str, bool]] = []
+    for index, (keys, auxiliary) in enumerate(named):
+        key_type = text(replies[2 * index])
+        whole = auxiliary or bool(replies[2 * index + 1])  # an auxiliary key exists
+        if whole or key_type in ("hash", "string"):  # else no object of ours
+            planned.append((keys, key_type, whole))
     reads = node_client.pipeline(transaction=False)
-    counts = [queue_reads(reads, keys, key_type, size) for keys, key_type, size in planned]
+    counts = [
+        queue_bounded_reads(reads, keys, key_type, auxiliary=whole)
+        for keys, key_type, whole in planned
+    ]
     replies = reads.execute(raise_on_error=False)
     found = []
     offset = 0
-    for (keys, key_type, _), count in zip(planned, counts, strict=True):
+    for (keys, key_type, whole), count in zip(planned, counts, strict=True):
         chunk = replies[offset : offset + count]
         offset += count
         if text(chunk[0]) != key_type:  # changed between the two reads: read it alone
             snapshot = read_snapshot(node_client, keys)
         else:
-            snapshot = parse_reads(chunk, key_type)
+            snapshot = parse_bounded_reads(chunk, key_type, auxiliary=whole)
         layout = classify(snapshot)
         if layout in (NOT_LOCKED, OTHER):
             continue
