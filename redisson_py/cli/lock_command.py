@@ -13,7 +13,10 @@ holders with hold counts (a read-write lock's mode and each holder's), the TTL, 
 waiters, and what the kind adds: a fair lock's queue in order with each waiter's
 timeout, a fenced lock's current token, a semaphore's or latch's value, a
 permit-expirable semaphore's available and acquired permits with their expiries, a
-fenced resource's fence record (highest token and owner). Waiters are a fair lock's
+fenced resource's fence record (highest token and owner). Where the data allows several
+kinds (a spin, non-reentrant or idle fair lock has the reentrant lock's layout; a
+semaphore and a latch are one integer) it says "cannot tell" and names them, with the
+evidence it used (`redisson_py.cli.lock_data.recognise`). Waiters are a fair lock's
 queue (exact); else the clients subscribed to the kind's channel (``PUBSUB NUMSUB``, or
 ``SHARDNUMSUB`` with sharded pub/sub; unknown (null) on a cluster with classic pub/sub,
 whose subscriptions may sit on any node): a client waiting in several threads subscribes
@@ -21,7 +24,7 @@ once, so this counts clients. ``--json``: ``{"locks": [entry...]}``, each entry 
 `lock_status` documents (``{"name", "kind", "type",
 "node", "holders": [{"field", "client_id", "owner_id", "count"}], "ttl_ms", "waiters"}``
 as before, plus ``locked``, ``mode``, ``queue``, ``token``, ``value``, ``permits``,
-``fence`` and each holder's ``mode``).
+``fence``, ``kinds``, ``evidence`` and each holder's ``mode``).
 
 ``list [PATTERN]``: every lock-like object on every master whose name matches the glob
 PATTERN, each with the entry ``status`` gives (`redisson_py.cli.lock_list`); ``--json``:

@@ -1,6 +1,6 @@
-"""What ``redisson-py lock status`` and ``lock unlock`` read: the kind of object a name
-holds, told from its data alone, and what that data says (holders, waiters, tokens,
-permits).
+"""What ``redisson-py lock status``, ``lock list`` and ``lock unlock`` read: the kind of
+object a name holds, told from its data alone, and what that data says (holders,
+waiters, tokens, permits).
 
 Every key is named by the library's own functions (`redisson_py.core.routing.naming`, the
 lock kinds' ``aux_keys`` and the objects' layouts), with the topology's ``by_slot``, and
@@ -11,7 +11,8 @@ Kinds, and the data that tells them (see `classify`):
 
 - ``reentrant``: Redisson's hash of owner fields ``<client uuid>:<owner id>`` -> hold
   count. Spin and non-reentrant locks have exactly this layout, and so has a fair lock
-  nobody waits for, so they show as ``reentrant`` too.
+  nobody waits for: `recognise` keeps them all as candidates unless the evidence (hold
+  counts, subscribers) rules some out, and the text says "cannot tell".
 - ``fair``: that hash, plus a waiter queue ``redisson_lock_queue:{name}`` or its
   timeouts ``redisson_lock_timeout:{name}`` (the queue may exist with no holder).
 - ``fenced``: that hash, or no hash, plus a token counter ``redisson_lock_token:{name}``.
@@ -19,7 +20,8 @@ Kinds, and the data that tells them (see `classify`):
   end in ``:write``.
 - ``semaphore or count-down latch``: a plain integer string at ``name``; a semaphore's
   available permits and a latch's count look the same (and so does a permit-expirable
-  semaphore none of whose permits is taken).
+  semaphore none of whose permits is taken): `recognise` tells them apart only by a
+  negative value (no latch) or by who waits on which channel.
 - ``permit-expirable semaphore``: the same count plus the sorted set ``{name}:timeout``
   of acquired permits (id -> expiry in wall-clock ms).
 - ``fenced resource``: a fence record ``redisson_py_fence:{name}`` (highest token,

@@ -30,6 +30,7 @@ import redis
 
 from redisson_py.cli.common import text
 from redisson_py.cli.lock_data import (
+    FENCED_RESOURCE_KIND,
     NOT_LOCKED,
     OTHER,
     KeyNames,
@@ -238,7 +239,11 @@ def format_list(result: ListResult) -> str:
                 said(entry["kind"], entry["kinds"]),
                 _holders(entry),
                 _ttl(entry),
-                "?" if waiters is None else str(waiters),
+                "-"
+                if entry["kind"] == FENCED_RESOURCE_KIND
+                else "?"
+                if waiters is None
+                else str(waiters),
                 entry["node"] or "-",
             )
         )
