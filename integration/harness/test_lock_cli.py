@@ -1,7 +1,9 @@
-"""``redisson-py lock status|unlock|run`` and ``redisson-py config check`` against real
-topologies, run as subprocesses the way an operator runs them: ``status`` of every kind of
-the lock family (text and JSON, single and cluster), ``unlock --force`` of a reentrant, a
-fair and a read-write lock, and its refusal of what is no lock."""
+"""``redisson-py lock status|list|unlock|run`` and ``redisson-py config check`` against
+real topologies, run as subprocesses the way an operator runs them: ``status`` of every
+kind of the lock family (text and JSON, single and cluster) and the evidence that tells
+kinds sharing a layout apart, ``list`` finding every kind (across SCAN pages, and naming
+a node it cannot read), ``unlock --force`` of a reentrant, a fair and a read-write lock,
+and its refusal of what is no lock."""
 
 from __future__ import annotations
 
@@ -400,6 +402,7 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
     [waiter] = entry["queue"]
     assert waiter["client_id"] == waiting.id and waiter["field"].startswith(waiting.id + ":")
     assert started_ms < waiter["timeout_ms"] < started_ms + 60_000
+    assert waiter["alive_ms"] is not None  # a redisson-py waiter keeps its place alive
 
     entry = by_kind["rw"]
     assert (entry["kind"], entry["mode"]) == ("read-write", "read")
@@ -440,6 +443,7 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
         f"{names['fair']}: cannot tell: fair or non-reentrant fair lock",
         "waiters: 1 queued",
         f"1. {waiting.id} owner",
+        "keepalive (server clock) until in",
         f"{names['rw']}: read-write lock, read mode",
         f"read holder {client.id}",
         f"{names['fenced']}: fenced lock",
