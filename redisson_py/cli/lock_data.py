@@ -421,7 +421,10 @@ def recognise(
         elif subscribers is None:
             evidence.append("waiters unknown (classic pub/sub on a cluster)")
         else:
-            evidence.append("nobody waits: a fair lock with no waiter has this layout")
+            evidence.append(
+                f"no client listens on {keys.lock_channel}: no evidence (a spin lock's "
+                "waiters poll, a fair lock with no waiter has this layout)"
+            )
         return Recognition(layout, tuple(candidates), tuple(evidence))
     if layout == FAIR_KIND:
         if most > 1:
