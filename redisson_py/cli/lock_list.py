@@ -69,10 +69,16 @@ _READ_HOLD_MARK = ":rwlock_timeout:"
 
 
 def _unwrapped(rest: str) -> list[str]:
-    """The names whose hashtagged form may be ``rest`` (``{name}`` or ``name``)."""
+    """The names whose hashtagged form may be ``rest`` (``{name}``, ``name``, or a
+    cluster's ``{<slot tag>}:name``); the caller keeps the one whose keys match."""
     names = [rest]
     if rest.startswith("{") and rest.endswith("}"):
         names.insert(0, rest[1:-1])
+    tag, closing, remainder = rest.partition("}:")
+    if tag.startswith("{") and closing and "}" in remainder:
+        # a cluster's slot-tagged form of a name with "}": first, as ``{tag}:name`` with
+        # a valid hashtag names the same keys
+        names.insert(0, remainder)
     return names
 
 
