@@ -308,6 +308,9 @@ EVERY_KIND = (
     "resource",
     "list",
     "free",
+    "spin",
+    "non-reentrant",
+    "nr-fair",
 )
 
 
@@ -329,8 +332,9 @@ def every_kind(config: str, names: dict[str, str]) -> Iterator[EveryKind]:
     """One object of each kind under ``names`` (`EVERY_KIND`: a reentrant lock held
     twice, a fair lock held with one waiter queued, a read lock, a fenced lock at token
     2, a semaphore of 3 with one taken, a latch at 4, a permit-expirable semaphore with
-    one leased and one unleased permit taken, a fenced resource, a list, nothing); all
-    deleted on exit."""
+    one leased and one unleased permit taken, a fenced resource, a list, nothing, and a
+    spin, a non-reentrant and a non-reentrant fair lock held once); all deleted on
+    exit."""
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(Redisson.create(Config.from_yaml(config)))
         waiting = stack.enter_context(Redisson.create(Config.from_yaml(config)))
@@ -364,6 +368,12 @@ def every_kind(config: str, names: dict[str, str]) -> Iterator[EveryKind]:
         leased, unleased = permits.acquire(lease_time=60), permits.acquire()
         client.get_fenced_resource(names["resource"]).set("v", fence)
         client.redis(names["list"]).rpush(names["list"], "x")
+        for kind, get in (
+            ("spin", client.get_spin_lock),
+            ("non-reentrant", client.get_non_reentrant_lock),
+            ("nr-fair", client.get_non_reentrant_fair_lock),
+        ):
+            stack.callback(holding(get(names[kind])).finish)
         eventually(
             lambda: lock_status(client, names["fair"])["waiters"] == 1,
             timeout=10,
@@ -515,6 +525,10 @@ def test_list_finds_every_kind(family_config: str, request: pytest.FixtureReques
     assert f"{made.client.id}:" in by_name[names["reentrant"]]
     assert "read-write" in by_name[names["rw"]] and "fenced lock" in by_name[names["fenced"]]
     assert "value 2" in by_name[names["semaphore"]]
+    every = ["reentrant", "non-reentrant", "spin", "fair", "non-reentrant fair"]
+    for kind in ("spin", "non-reentrant", "nr-fair"):  # held once, nobody waits
+        assert entries[names[kind]]["kinds"] == every, kind
+        assert "cannot tell: reentrant, non-reentrant, spin, fair" in by_name[names[kind]]
 
 
 def test_list_pages_through_a_keyspace_and_finds_an_idle_fair_queue(
