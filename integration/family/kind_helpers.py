@@ -4,6 +4,7 @@ wait on a lock until they are killed with SIGKILL."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import multiprocessing
 import multiprocessing.connection
@@ -128,9 +129,20 @@ def owner_field(flavor: Flavor, owner: Owner, client: Any) -> str:
 # --- child processes: a lock user that is killed -------------------------------------------
 
 
-def _fair_waiter(config_yaml: str, name: str) -> None:
-    """Join fair lock ``name``'s queue with ``lock()`` and wait there until killed."""
-    client = Redisson.create(Config.from_yaml(config_yaml))
+def _fair_waiter(config_yaml: str, name: str, api: str = "sync") -> None:
+    """Join fair lock ``name``'s queue with ``lock()`` (of the ``api``: sync or asyncio)
+    and wait there until killed."""
+    config = Config.from_yaml(config_yaml)
+    if api == "asyncio":
+
+        async def wait() -> None:
+            client = await aio.Redisson.create(config)
+            await client.get_fair_lock(name).lock()
+            await asyncio.sleep(3600)  # granted after all: hold it until killed
+
+        asyncio.run(wait())
+        return
+    client = Redisson.create(config)
     client.get_fair_lock(name).lock()
     time.sleep(3600)  # granted after all: hold it until killed
 
@@ -143,10 +155,10 @@ def _reader(config_yaml: str, name: str, ready: multiprocessing.connection.Conne
     time.sleep(3600)
 
 
-def fair_waiter(config: Config, name: str) -> Any:
-    """A process (not started) that waits on fair lock ``name``."""
+def fair_waiter(config: Config, name: str, api: str = "sync") -> Any:
+    """A process (not started) that waits on fair lock ``name`` with the ``api``."""
     spawn = multiprocessing.get_context("spawn")
-    return spawn.Process(target=_fair_waiter, args=(config.to_yaml(), name), daemon=True)
+    return spawn.Process(target=_fair_waiter, args=(config.to_yaml(), name, api), daemon=True)
 
 
 def reader(config: Config, name: str) -> tuple[Any, multiprocessing.connection.Connection]:

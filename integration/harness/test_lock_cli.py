@@ -1,11 +1,14 @@
-"""``redisson-py lock status|unlock|run`` and ``redisson-py config check`` against real
-topologies, run as subprocesses the way an operator runs them: ``status`` of every kind of
-the lock family (text and JSON, single and cluster), ``unlock --force`` of a reentrant, a
-fair and a read-write lock, and its refusal of what is no lock."""
+"""``redisson-py lock status|list|unlock|run`` and ``redisson-py config check`` against
+real topologies, run as subprocesses the way an operator runs them: ``status`` of every
+kind of the lock family (text and JSON, single and cluster) and the evidence that tells
+kinds sharing a layout apart, ``list`` finding every kind (across SCAN pages, and naming
+a node it cannot read), ``unlock --force`` of a reentrant, a fair and a read-write lock,
+and its refusal of what is no lock."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -294,29 +297,47 @@ def family_config(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return write_config(topology, tmp_path / f"{request.param}.yaml")
 
 
-def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest) -> None:
-    """Each kind told from its data, in JSON and in text. The names hold a lone ``}``,
-    whose keys take the slot-safe form in a cluster: the CLI names them as the library
-    does, or it would read other slots."""
-    base = lock_name(request) + "}"
-    names = {
-        kind: f"{base}{kind}"
-        for kind in (
-            "reentrant",
-            "fair",
-            "rw",
-            "fenced",
-            "semaphore",
-            "latch",
-            "permits",
-            "resource",
-            "list",
-            "free",
-        )
-    }
+EVERY_KIND = (
+    "reentrant",
+    "fair",
+    "rw",
+    "fenced",
+    "semaphore",
+    "latch",
+    "permits",
+    "resource",
+    "list",
+    "free",
+    "spin",
+    "non-reentrant",
+    "nr-fair",
+)
+
+
+@dataclasses.dataclass
+class EveryKind:
+    """What `every_kind` made: the clients, and what the checks compare with."""
+
+    client: Redisson
+    waiting: Redisson
+    fair: Owner
+    queued: Owner
+    fence: Any
+    leased: str
+    unleased: str
+
+
+@contextlib.contextmanager
+def every_kind(config: str, names: dict[str, str]) -> Iterator[EveryKind]:
+    """One object of each kind under ``names`` (`EVERY_KIND`: a reentrant lock held
+    twice, a fair lock held with one waiter queued, a read lock, a fenced lock at token
+    2, a semaphore of 3 with one taken, a latch at 4, a permit-expirable semaphore with
+    one leased and one unleased permit taken, a fenced resource, a list, nothing, and a
+    spin, a non-reentrant and a non-reentrant fair lock held once); all deleted on
+    exit."""
     with contextlib.ExitStack() as stack:
-        client = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
-        waiting = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
+        client = stack.enter_context(Redisson.create(Config.from_yaml(config)))
+        waiting = stack.enter_context(Redisson.create(Config.from_yaml(config)))
         for name in names.values():
             stack.callback(_delete_everything, client, name)
 
@@ -347,12 +368,29 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
         leased, unleased = permits.acquire(lease_time=60), permits.acquire()
         client.get_fenced_resource(names["resource"]).set("v", fence)
         client.redis(names["list"]).rpush(names["list"], "x")
+        for kind, get in (
+            ("spin", client.get_spin_lock),
+            ("non-reentrant", client.get_non_reentrant_lock),
+            ("nr-fair", client.get_non_reentrant_fair_lock),
+        ):
+            stack.callback(holding(get(names[kind])).finish)
         eventually(
             lambda: lock_status(client, names["fair"])["waiters"] == 1,
             timeout=10,
             what="a fair waiter queued",
         )
+        yield EveryKind(client, waiting, fair, queued, fence, leased, unleased)
 
+
+def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest) -> None:
+    """Each kind told from its data, in JSON and in text. The names hold a lone ``}``,
+    whose keys take the slot-safe form in a cluster: the CLI names them as the library
+    does, or it would read other slots."""
+    base = lock_name(request) + "}"
+    names = {kind: f"{base}{kind}" for kind in EVERY_KIND}
+    with every_kind(family_config, names) as made:
+        client, waiting, fair, queued = made.client, made.waiting, made.fair, made.queued
+        fence, leased, unleased = made.fence, made.leased, made.unleased
         started_ms = time.time() * 1000
         entries = {e["name"]: e for e in status(family_config, *names.values())}
         text = status_text(family_config, *names.values())
@@ -365,6 +403,7 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
 
     entry = by_kind["reentrant"]
     assert entry["kind"] == "reentrant" and entry["locked"] is True
+    assert entry["kinds"] == ["reentrant", "spin", "fair"]  # held twice, nobody waits
     assert counts(entry) == [(client.id, None, 2)] and 0 < entry["ttl_ms"] <= 30_000
 
     entry = by_kind["fair"]
@@ -373,6 +412,7 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
     [waiter] = entry["queue"]
     assert waiter["client_id"] == waiting.id and waiter["field"].startswith(waiting.id + ":")
     assert started_ms < waiter["timeout_ms"] < started_ms + 60_000
+    assert waiter["alive_ms"] is not None  # a redisson-py waiter keeps its place alive
 
     entry = by_kind["rw"]
     assert (entry["kind"], entry["mode"]) == ("read-write", "read")
@@ -406,18 +446,22 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
     assert (by_kind["free"]["kind"], by_kind["free"]["locked"]) == ("not locked", False)
 
     for line in (
-        f"{names['reentrant']}: reentrant lock",
+        f"{names['reentrant']}: cannot tell: reentrant, spin or fair lock",
+        "evidence: held 2 times by one owner: reentrant",
         f"holder {client.id} owner",
         "hold count 2",
-        f"{names['fair']}: fair lock",
+        f"{names['fair']}: cannot tell: fair or non-reentrant fair lock",
         "waiters: 1 queued",
         f"1. {waiting.id} owner",
+        "keepalive (server clock) until in",
         f"{names['rw']}: read-write lock, read mode",
         f"read holder {client.id}",
         f"{names['fenced']}: fenced lock",
         "token: 2",
-        f"{names['semaphore']}: semaphore or count-down latch (the data cannot tell them apart): 2",
-        f"{names['latch']}: semaphore or count-down latch (the data cannot tell them apart): 4",
+        f"{names['semaphore']}: cannot tell: semaphore, count-down latch or permit-expirable"
+        " semaphore: 2",
+        f"{names['latch']}: cannot tell: semaphore, count-down latch or permit-expirable"
+        " semaphore: 4",
         f"{names['permits']}: permit-expirable semaphore: 1 available, 2 acquired",
         f"permit {unleased}: no lease",
         f"permit {leased}: lease ends in",
@@ -427,6 +471,183 @@ def test_status_of_every_kind(family_config: str, request: pytest.FixtureRequest
         f"{names['free']}: not locked",
     ):
         assert line in text, (line, text)
+
+
+def literal(name: str) -> str:
+    """``name`` as a glob that matches only itself (test names hold ``[...]``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def list_json(config: str, *pattern: str) -> dict[str, Any]:
+    """``lock list [PATTERN] --json``: the document."""
+    result = cli("lock", "list", *pattern, "--json", "--config", config, timeout=60)
+    assert result.returncode == 0, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def test_list_finds_every_kind(family_config: str, request: pytest.FixtureRequest) -> None:
+    """``lock list PATTERN`` SCANs every master and finds each lock-like object of the
+    pattern (a fair lock's waiter included; a list and a free name are no locks), with
+    the entry ``lock status`` gives, in JSON and in text."""
+    base = lock_name(request) + "}"
+    names = {kind: f"{base}{kind}" for kind in EVERY_KIND}
+    with every_kind(family_config, names) as made:
+        document = list_json(family_config, literal(base) + "*")
+        entries = {e["name"]: e for e in document["locks"]}
+        statuses = {e["name"]: e for e in status(family_config, *names.values())}
+        result = cli("lock", "list", literal(base) + "*", "--config", family_config)
+        assert result.returncode == 0, result.stderr
+        text = result.stdout
+        # an idle fair lock with a waiter: only its queue keys, no hash
+        made.fair.finish()
+        assert made.queued.returned.wait(20) and made.queued.result is True
+    listed = set(names.values()) - {names["list"], names["free"]}
+    assert set(entries) == listed
+    for name in listed:  # the same entry as lock status gives
+        ours, theirs = dict(entries[name]), dict(statuses[name])
+        for entry in (ours, theirs):  # what moves between two reads
+            entry.pop("ttl_ms")
+            for waiter in entry["queue"]:
+                waiter.pop("alive_ms")
+        assert ours == theirs, name
+    assert entries[names["fair"]]["waiters"] == 1
+    assert [w["client_id"] for w in entries[names["fair"]]["queue"]] == [made.waiting.id]
+    assert entries[names["reentrant"]]["holders"][0]["count"] == 2
+    masters = 3 if "cluster" in family_config else 1
+    assert len(document["masters"]) == masters and document["keys_scanned"] >= len(listed)
+    header, *rows, summary = text.strip().splitlines()
+    assert header.split() == ["NAME", "KIND", "HOLDERS", "TTL", "WAITERS", "NODE"]
+    assert f"{len(listed)} object(s)" in summary and f"on {masters} master(s)" in summary
+    by_name = {row.split()[0]: row for row in rows}
+    assert set(by_name) == listed
+    assert "cannot tell: reentrant, spin or fair lock" in by_name[names["reentrant"]]
+    assert f"{made.client.id}:" in by_name[names["reentrant"]]
+    assert "read-write" in by_name[names["rw"]] and "fenced lock" in by_name[names["fenced"]]
+    assert "value 2" in by_name[names["semaphore"]]
+    every = ["reentrant", "non-reentrant", "spin", "fair", "non-reentrant fair"]
+    for kind in ("spin", "non-reentrant", "nr-fair"):  # held once, nobody waits
+        assert entries[names[kind]]["kinds"] == every, kind
+        assert "cannot tell: reentrant, non-reentrant, spin, fair" in by_name[names[kind]]
+
+
+def test_list_pages_through_a_keyspace_and_finds_an_idle_fair_queue(
+    single_config: str, client: Redisson, request: pytest.FixtureRequest
+) -> None:
+    """Locks spread over several SCAN pages among keys of other kinds are each listed
+    once; a fair lock that only has a waiter queue (its holder gone) is found by it."""
+    base = lock_name(request)
+    raw = client.redis()
+    locks = [f"{base}:lock:{i}" for i in range(30)]
+    filler = [f"{base}:filler:{i}" for i in range(2500)]
+    try:
+        pipe = raw.pipeline(transaction=False)
+        for name in filler:
+            pipe.set(name, "not a counter at all")
+        for name in locks:
+            pipe.hset(name, f"{client.id}:1", 1)
+            pipe.pexpire(name, 60_000)
+        idle = f"{base}:idle"
+        keys = KeyNames.of(idle, by_slot=False)
+        pipe.rpush(keys.fair_queue, f"{client.id}:9")
+        pipe.zadd(keys.fair_timeouts, {f"{client.id}:9": int(time.time() * 1000) + 60_000})
+        pipe.execute()
+        document = list_json(single_config, literal(base) + ":*")
+        names = [e["name"] for e in document["locks"]]
+        assert sorted(names) == sorted([*locks, idle])
+        assert document["keys_scanned"] >= len(filler)
+        entry = next(e for e in document["locks"] if e["name"] == idle)
+        assert (entry["kind"], entry["locked"], entry["waiters"]) == ("fair", False, 1)
+    finally:
+        for start in range(0, len(filler), 500):
+            raw.delete(*filler[start : start + 500])
+        raw.delete(*locks, keys.fair_queue, keys.fair_timeouts)
+
+
+def test_list_names_the_node_it_cannot_read(
+    topology_factory: Callable[..., Topology], tmp_path: Path
+) -> None:
+    """A master that does not answer: exit 1, one line naming its address."""
+    topology = topology_factory("cluster", cluster={"node_timeout_ms": 60_000})
+    config = write_config(topology, tmp_path / "cluster.yaml")
+    document = yaml.safe_load(Path(config).read_text())
+    document["clusterServersConfig"]["timeout"] = 1000
+    document["clusterServersConfig"]["retryAttempts"] = 0
+    document["clusterServersConfig"]["nodeAddresses"] = [
+        f"redis://127.0.0.1:{topology.masters()[0].port}"
+    ]
+    Path(config).write_text(yaml.safe_dump(document))
+    frozen = topology.masters()[-1]
+    frozen.pause()
+    try:
+        result = cli("lock", "list", "--config", config, timeout=60)
+    finally:
+        frozen.resume()
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert f"127.0.0.1:{frozen.port}" in result.stderr, result.stderr
+    assert "listing locks on" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_status_tells_kinds_by_the_evidence_the_data_has(
+    family_config: str, request: pytest.FixtureRequest
+) -> None:
+    """``lock status`` keeps every kind the data allows and says "cannot tell" among
+    them: spin, non-reentrant and idle fair locks share the reentrant lock's layout; a
+    waiter on the lock's channel rules out spin and fair; a semaphore and a latch are
+    both integers, told apart only by who waits on which channel."""
+    base = lock_name(request) + "}"
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
+        other = stack.enter_context(Redisson.create(Config.from_yaml(family_config)))
+        names = {
+            kind: f"{base}{kind}"
+            for kind in ("spin", "non-reentrant", "fair", "waited", "semaphore", "latch")
+        }
+        for name in names.values():
+            stack.callback(_delete_everything, client, name)
+        spin = holding(client.get_spin_lock(names["spin"]))
+        stack.callback(spin.finish)
+        plain = holding(client.get_non_reentrant_lock(names["non-reentrant"]))
+        stack.callback(plain.finish)
+        fair = holding(client.get_fair_lock(names["fair"]))
+        stack.callback(fair.finish)
+        waited = holding(client.get_lock(names["waited"]))
+        waiter = Owner(
+            lambda: other.get_lock(names["waited"]).try_lock(20),
+            other.get_lock(names["waited"]).unlock,
+        )
+        stack.callback(lambda: (waited.finish(), waiter.finish()))
+        semaphore = client.get_semaphore(names["semaphore"])
+        assert semaphore.try_set_permits(0)
+        sem_waiter = Owner(
+            lambda: other.get_semaphore(names["semaphore"]).try_acquire(1, 20), semaphore.release
+        )
+        stack.callback(lambda: (semaphore.release(), sem_waiter.finish()))
+        latch = client.get_count_down_latch(names["latch"])
+        assert latch.try_set_count(1)
+        latch_waiter = Owner(
+            lambda: other.get_count_down_latch(names["latch"]).wait(20), lambda: None
+        )
+        stack.callback(lambda: (latch.count_down(), latch_waiter.finish()))
+        eventually(
+            lambda: all(
+                lock_status(client, names[k])["waiters"] for k in ("waited", "semaphore", "latch")
+            ),
+            timeout=10,
+            what="the waiters subscribed",
+        )
+        entries = {e["name"]: e for e in status(family_config, *names.values())}
+        text = status_text(family_config, *names.values())
+    every = ["reentrant", "non-reentrant", "spin", "fair", "non-reentrant fair"]
+    for kind in ("spin", "non-reentrant", "fair"):  # held once, nobody waits: no evidence
+        entry = entries[names[kind]]
+        assert (entry["kind"], entry["kinds"]) == ("reentrant", every), kind
+        assert f"{names[kind]}: cannot tell: reentrant, non-reentrant, spin, fair or" in text
+    waited_kinds = entries[names["waited"]]["kinds"]
+    assert waited_kinds == ["reentrant", "non-reentrant"]  # a waiter listens on its channel
+    assert entries[names["semaphore"]]["kinds"] == ["semaphore", "permit-expirable semaphore"]
+    assert entries[names["latch"]]["kinds"] == ["count-down latch"]
+    assert f"{names['latch']}: count-down latch: 1 (its count)" in text
 
 
 def _delete_everything(client: Redisson, name: str) -> None:

@@ -1,4 +1,5 @@
-"""``redisson-py lock status|unlock|run``: look at, free and hold locks from a shell.
+"""``redisson-py lock status|list|unlock|run``: look at, find, free and hold locks from a
+shell.
 
 The config comes from ``--config FILE`` or the file ``$REDISSON_PY_CONFIG`` names. Every
 command goes through the library's own client, so keys are read on the node the library
@@ -12,7 +13,10 @@ holders with hold counts (a read-write lock's mode and each holder's), the TTL, 
 waiters, and what the kind adds: a fair lock's queue in order with each waiter's
 timeout, a fenced lock's current token, a semaphore's or latch's value, a
 permit-expirable semaphore's available and acquired permits with their expiries, a
-fenced resource's fence record (highest token and owner). Waiters are a fair lock's
+fenced resource's fence record (highest token and owner). Where the data allows several
+kinds (a spin, non-reentrant or idle fair lock has the reentrant lock's layout; a
+semaphore and a latch are one integer) it says "cannot tell" and names them, with the
+evidence it used (`redisson_py.cli.lock_data.recognise`). Waiters are a fair lock's
 queue (exact); else the clients subscribed to the kind's channel (``PUBSUB NUMSUB``, or
 ``SHARDNUMSUB`` with sharded pub/sub; unknown (null) on a cluster with classic pub/sub,
 whose subscriptions may sit on any node): a client waiting in several threads subscribes
@@ -20,7 +24,11 @@ once, so this counts clients. ``--json``: ``{"locks": [entry...]}``, each entry 
 `lock_status` documents (``{"name", "kind", "type",
 "node", "holders": [{"field", "client_id", "owner_id", "count"}], "ttl_ms", "waiters"}``
 as before, plus ``locked``, ``mode``, ``queue``, ``token``, ``value``, ``permits``,
-``fence`` and each holder's ``mode``).
+``fence``, ``kinds``, ``evidence`` and each holder's ``mode``).
+
+``list [PATTERN]``: every lock-like object on every master whose name matches the glob
+PATTERN, each with the entry ``status`` gives (`redisson_py.cli.lock_list`); ``--json``:
+``{"locks": [entry...], "masters", "keys_scanned", "seconds"}``.
 
 ``unlock --force NAME``: frees the lock whoever holds it and wakes its waiters, as its
 kind's own force unlock does (`force_unlock`); a name that holds no lock (a
@@ -67,6 +75,7 @@ from redisson_py.cli.lock_data import (
     format_status,
     lock_status,
 )
+from redisson_py.cli.lock_list import format_list, list_locks
 from redisson_py.core.scripts import rwlock
 from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import RedissonError
@@ -104,6 +113,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.add_argument("names", metavar="NAME", nargs="+", help="lock (or object) names")
     add_common_options(status)
     status.set_defaults(handler=run_status)
+
+    listing = commands.add_parser(
+        "list",
+        help="find locks (and semaphores, latches) by SCANning every master",
+        description="SCAN every master for locks, semaphores, latches and fenced resources "
+        "whose name matches PATTERN (a glob on the name; default: all) and show each "
+        "one's kind (told from its data, or 'cannot tell' with the candidates), holders, "
+        "TTL and waiters. Costs one SCAN round trip per 1000 keys, plus two per page "
+        "holding candidates.",
+    )
+    listing.add_argument("pattern", metavar="PATTERN", nargs="?", default=None)
+    add_common_options(listing)
+    listing.set_defaults(handler=run_list)
 
     unlock = commands.add_parser(
         "unlock",
@@ -186,6 +208,22 @@ def run_status(args: argparse.Namespace) -> int:
         emit_json({"locks": entries})
     else:
         print("\n".join(format_status(e) for e in entries), flush=True)
+    return 0
+
+
+# -- list ------------------------------------------------------------------------------------
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """List the lock-like objects on every master; exit 0 (1 with an error naming the
+    node that could not be read)."""
+    config = load_config(args.config)
+    with Redisson.create(config) as client:
+        result = list_locks(client, args.pattern)
+    if args.json:
+        emit_json(result.as_json())
+    else:
+        print(format_list(result), flush=True)
     return 0
 
 

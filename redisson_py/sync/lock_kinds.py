@@ -20,12 +20,15 @@ class FairLock(Lock):
     ``RFairLock``, same keys).
 
     Waiters queue in ``redisson_lock_queue:{name}``; an unlock wakes only the head,
-    on its own channel. A waiter that stops retrying (its client died) keeps its place
-    until the time the waiter ahead of it would time out (or the holder's TTL when it
-    joined) plus ``fairLockWaitTimeout`` (5 minutes by default) or its ``try_lock`` wait
-    time, and is then dropped, as in Redisson; a ``try_lock`` that gives up leaves the
-    queue at once. A holder that keeps the lock longer than a waiter's place lasts
-    lets that waiter drop out and join again at the tail.
+    on its own channel. A waiter of this library tries again at least every second while
+    it waits, which keeps its place alive (``redisson_py_fair_alive:{name}``): once it
+    stops (its process died) it is dropped about 5 seconds after its last try. A waiter
+    that keeps no such place (a Java client's) keeps it, as in Redisson, until the time
+    the waiter ahead of it would time out (or the holder's TTL when it joined) plus
+    ``fairLockWaitTimeout`` (5 minutes by default) or its ``try_lock`` wait time; a
+    ``try_lock`` that gives up leaves the queue at once. A holder that keeps the lock
+    longer than a waiter's place lasts lets that waiter drop out and join again at the
+    tail.
     Owners that call without waiting (``try_lock()``) never queue: they get the lock
     only when it is free and nobody waits. Everything else is [`Lock`][redisson_py.Lock]'s.
     """

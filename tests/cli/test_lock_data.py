@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from redisson_py.cli import build_parser
-from redisson_py.cli.lock_data import KeyNames, Snapshot, classify, format_status
+from redisson_py.cli.lock_data import (
+    KeyNames,
+    Snapshot,
+    classify,
+    format_status,
+    recognise,
+    said,
+)
 from redisson_py.core.flows import count_down_latch as latch_flows
 from redisson_py.core.flows import permit_semaphore as permit_flows
 from redisson_py.core.flows import semaphore as semaphore_flows
@@ -23,7 +30,7 @@ PERMIT = b"\x01" * 16
 @pytest.mark.parametrize("by_slot", [False, True])
 def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     keys = KeyNames.of(name, by_slot=by_slot)
-    assert (keys.fair_queue, keys.fair_timeouts) == FAIR.aux_keys(name, by_slot)
+    assert (keys.fair_queue, keys.fair_timeouts, keys.fair_alive) == FAIR.aux_keys(name, by_slot)
     assert (keys.fenced_token,) == FENCED.aux_keys(name, by_slot)
     assert (keys.permits,) == permit_flows.LAYOUT.aux(name, by_slot)
     assert keys.lock_channel == naming.channel_name(name, by_slot=by_slot)
@@ -34,7 +41,13 @@ def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     assert keys.latch_channel == latch_flows.channel_name(name, by_slot)
     if by_slot:  # every key in the name's slot
         slot = naming.key_slot(name)
-        for key in (keys.fair_queue, keys.fenced_token, keys.permits, keys.fence_record):
+        for key in (
+            keys.fair_queue,
+            keys.fair_alive,
+            keys.fenced_token,
+            keys.permits,
+            keys.fence_record,
+        ):
             assert naming.key_slot(key) == slot
 
 
@@ -65,10 +78,84 @@ def test_kinds_told_from_data(snapshot: Snapshot, kind: str) -> None:
     assert classify(snapshot) == kind
 
 
+KEYS = KeyNames.of("res", by_slot=False)
+NOBODY: dict[str, int] = {}
+LOCK_WAITER = {KEYS.lock_channel: 1}
+HELD_ONCE = {OWNER: "1"}
+HELD_TWICE = {OWNER: "2"}
+ALL_REENTRANT_LAYOUT = ("reentrant", "non-reentrant", "spin", "fair", "non-reentrant fair")
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "subscribers", "kinds"),
+    [
+        # the reentrant lock's layout: spin, non-reentrant and idle fair locks share it
+        (Snapshot("hash", fields=HELD_ONCE), NOBODY, ALL_REENTRANT_LAYOUT),
+        (Snapshot("hash", fields=HELD_ONCE), None, ALL_REENTRANT_LAYOUT),
+        (Snapshot("hash", fields=HELD_TWICE), NOBODY, ("reentrant", "spin", "fair")),
+        (Snapshot("hash", fields=HELD_ONCE), LOCK_WAITER, ("reentrant", "non-reentrant")),
+        (Snapshot("hash", fields=HELD_TWICE), LOCK_WAITER, ("reentrant",)),
+        # a fair lock's queue
+        (
+            Snapshot("hash", fields=HELD_ONCE, queue=[OWNER + "x"]),
+            None,
+            ("fair", "non-reentrant fair"),
+        ),
+        (Snapshot("hash", fields=HELD_TWICE, queue=[OWNER + "x"]), None, ("fair",)),
+        (Snapshot(queue=[OWNER]), NOBODY, ("fair", "non-reentrant fair")),
+        # a plain integer: semaphore, latch, or a permit-expirable semaphore
+        (
+            Snapshot("string", value="3"),
+            NOBODY,
+            ("semaphore", "count-down latch", "permit-expirable semaphore"),
+        ),
+        (
+            Snapshot("string", value="3"),
+            None,
+            ("semaphore", "count-down latch", "permit-expirable semaphore"),
+        ),
+        (Snapshot("string", value="-2"), NOBODY, ("semaphore", "permit-expirable semaphore")),
+        (Snapshot("string", value="3"), {KEYS.latch_channel: 2}, ("count-down latch",)),
+        (
+            Snapshot("string", value="3"),
+            {KEYS.semaphore_channel: 1},
+            ("semaphore", "permit-expirable semaphore"),
+        ),
+        # layouts of their own
+        (Snapshot("hash", fields=HELD_ONCE, token="7"), NOBODY, ("fenced",)),
+        (Snapshot("hash", fields={"mode": "read", OWNER: "3"}), NOBODY, ("read-write",)),
+        (
+            Snapshot("string", value="0", permits=[(PERMIT, 5)]),
+            NOBODY,
+            ("permit-expirable semaphore",),
+        ),
+        (Snapshot(), NOBODY, ("not locked",)),
+    ],
+)
+def test_recognise_keeps_every_kind_the_data_allows(
+    snapshot: Snapshot, subscribers: dict[str, int] | None, kinds: tuple[str, ...]
+) -> None:
+    recognition = recognise(snapshot, KEYS, subscribers)
+    assert recognition.candidates == kinds
+    assert recognition.told == (len(kinds) == 1)
+    if snapshot.key_type in ("hash", "string") and not recognition.told:
+        assert recognition.evidence  # says why it cannot tell
+
+
+def test_said_names_one_kind_or_says_it_cannot_tell() -> None:
+    assert said("reentrant", ["reentrant"]) == "reentrant lock"
+    assert said("reentrant", ["reentrant", "spin", "fair"]) == (
+        "cannot tell: reentrant, spin or fair lock"
+    )
+    assert said("semaphore or count-down latch", ["count-down latch"]) == "count-down latch"
+
+
 def test_text_of_an_entry_says_what_cannot_be_told() -> None:
     entry = {
         "name": "pool",
         "kind": "semaphore or count-down latch",
+        "kinds": ["semaphore", "count-down latch", "permit-expirable semaphore"],
+        "evidence": ["waiters unknown (classic pub/sub on a cluster)"],
         "type": "string",
         "node": None,
         "locked": None,
@@ -83,7 +170,10 @@ def test_text_of_an_entry_says_what_cannot_be_told() -> None:
         "fence": None,
     }
     text = format_status(entry)
-    assert "cannot tell them apart" in text and ": 3" in text and "waiters: unknown" in text
+    assert text.startswith(
+        "pool: cannot tell: semaphore, count-down latch or permit-expirable semaphore: 3"
+    )
+    assert "evidence: waiters unknown" in text and "waiters: unknown" in text
 
 
 def test_status_and_unlock_arguments() -> None:

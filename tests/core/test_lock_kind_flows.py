@@ -60,15 +60,21 @@ def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() 
     step = Stepper(lock_flows.try_lock(ref, 2.0, None))
     command = command_of(step.effect)
     assert command.script is fair.ACQUIRE_FAIR
-    assert command.keys == ("res", "redisson_lock_queue:{res}", "redisson_lock_timeout:{res}")
-    lease, owner, _latch, request_id, wait_ms, now_ms, queue, reentrant = command.args
-    assert (lease, owner, wait_ms, now_ms, queue, reentrant) == (
+    assert command.keys == (
+        "res",
+        "redisson_lock_queue:{res}",
+        "redisson_lock_timeout:{res}",
+        "redisson_py_fair_alive:{res}",
+    )
+    lease, owner, _latch, request_id, wait_ms, now_ms, queue, reentrant, alive = command.args
+    assert (lease, owner, wait_ms, now_ms, queue, reentrant, alive) == (
         30000,
         ref.owner,
         2000,  # a try_lock's wait is its place's timeout, as Redisson's
         1000000,
         "1",
         "1",
+        5000,  # its keepalive window
     )
     subscribe = step.send(held(500))
     assert isinstance(subscribe, Subscribe)
@@ -99,6 +105,24 @@ def test_a_fair_lock_tried_once_never_queues_and_lock_waits_use_the_wait_timeout
     forever = Stepper(lock_flows.try_lock(ref, None, None))
     args = command_of(forever.effect).args
     assert args[4] == 7000 and args[6] == "1"
+
+
+def test_a_queued_fair_waiter_tries_every_keepalive_interval_however_long_the_ttl() -> None:
+    ref = make_ref(lock_kinds.FAIR)
+    step = Stepper(lock_flows.try_lock(ref, None, None))
+    assert isinstance(step.send(held(30_000)), Subscribe)
+    step.send(object())
+    for _ in range(3):
+        wait = step.send(held(30_000))  # the holder's TTL: 30 s
+        # each try refreshes the waiter's alive entry: it sleeps 1 s at most
+        assert isinstance(wait, WaitSignal) and wait.timeout == fair.KEEPALIVE_INTERVAL
+        assert command_of(step.send(False)).script is fair.ACQUIRE_FAIR
+    # a reentrant lock's waiter sleeps the holder's TTL
+    plain = Stepper(lock_flows.try_lock(make_ref(lock_kinds.LockKind()), None, None))
+    plain.send(held(30_000))
+    plain.send(object())
+    wait = plain.send(held(30_000))
+    assert isinstance(wait, WaitSignal) and wait.timeout == pytest.approx(30.0)
 
 
 def test_a_spin_lock_polls_with_its_backoff_and_never_subscribes() -> None:

@@ -306,7 +306,9 @@ def try_lock(
 
     A waiter subscribes to the unlock channel before it retries, then sleeps until a
     message or the holder's remaining TTL, whichever comes first, so a lost message or
-    a failover costs at most one TTL. A grant the replicas did not acknowledge is undone
+    a failover costs at most one TTL. A fair lock's waiter tries at least every
+    `KEEPALIVE_INTERVAL` (`redisson_py.core.scripts.fair`): each try keeps its place in
+    the queue alive. A grant the replicas did not acknowledge is undone
     and retried while time remains, and so are connection errors (a failover); at the
     deadline the last such error is raised
     ([`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError], or the
@@ -327,6 +329,7 @@ def try_lock(
     deadline = None if wait is None else started + max(0.0, wait)
     acquire = AcquireRequest(ref, lease, wait, max_hold)
     backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
+    keepalive = ref.kind.keepalive if acquire.queue else None
 
     def remaining() -> float | None:
         return None if deadline is None else deadline - ref.state.clock()
@@ -358,6 +361,9 @@ def try_lock(
                 pause = next(backoff)
             elif subscription is None:
                 pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
+            if keepalive is not None:
+                # each try keeps this waiter's queue entry alive (a fair lock)
+                pause = min(pause, keepalive)
             yield nap(subscription, pause, left)
             reply = yield from attempt()
 

@@ -94,6 +94,9 @@ class LockKind:
     release_message = naming.UNLOCK_MESSAGE
     renew_script = scripts.RENEW
     """The watchdog groups holds by this, one script call per group and slot."""
+    keepalive: float | None = None
+    """Longest sleep (seconds) of a waiter between two tries, when each try keeps its
+    place in the queue alive (a fair lock); None: no such bound."""
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         """Auxiliary key names of lock ``name`` the scripts need (computed once per lock)."""
@@ -223,6 +226,7 @@ class FairKind(LockKind):
 
     label = "fair"
     queues = True
+    keepalive = fair.KEEPALIVE_INTERVAL
 
     def __init__(self, *, reentrant: bool = True) -> None:
         self.reentrant = reentrant
@@ -233,10 +237,11 @@ class FairKind(LockKind):
         return (
             naming.prefixed_name(fair.QUEUE_PREFIX, name, by_slot=by_slot),
             naming.prefixed_name(fair.TIMEOUT_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair.ALIVE_PREFIX, name, by_slot=by_slot),
         )
 
-    def _keys(self, ref: LockRef) -> tuple[str, str, str]:
-        return (ref.name, ref.aux[0], ref.aux[1])
+    def _keys(self, ref: LockRef) -> tuple[str, str, str, str]:
+        return (ref.name, ref.aux[0], ref.aux[1], ref.aux[2])
 
     def acquire(
         self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
@@ -250,6 +255,7 @@ class FairKind(LockKind):
             to_millis(ref.state.wall_clock()),
             "1" if queue else "0",
             "1" if self.reentrant else "0",
+            to_millis(fair.ALIVE_WINDOW),
         )
         return ScriptCommand(fair.ACQUIRE_FAIR, self._keys(ref), args)
 
