@@ -46,7 +46,7 @@ from redisson_py.cli.lock_data import (
 )
 from redisson_py.config import redact_address
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fair, fenced_lock, fenced_resource, requests
+from redisson_py.core.scripts import fair, fenced_lock, fenced_resource, requests, rwlock
 from redisson_py.core.scripts.permit_semaphore import TIMEOUT_SUFFIX
 from redisson_py.errors import RedissonError
 
@@ -64,7 +64,11 @@ _AUX_PREFIXES = {
 }
 """Prefixes of auxiliary keys -> the `KeyNames` attribute that names them."""
 
-_SKIPPED_PREFIXES = (naming.UNLOCK_LATCH_PREFIX + ":", requests.REQUEST_PREFIX + ":")
+_SKIPPED_PREFIXES = (
+    naming.UNLOCK_LATCH_PREFIX + ":",
+    requests.REQUEST_PREFIX + ":",
+    rwlock.LATCHES_PREFIX + ":",  # a read-write lock's acquire latches
+)
 _READ_HOLD_MARK = ":rwlock_timeout:"
 
 
@@ -84,7 +88,8 @@ def _unwrapped(rest: str) -> list[str]:
 
 def object_name(key: str, *, by_slot: bool) -> str | None:
     """The object ``key`` belongs to: its auxiliary key's owner, or ``key`` itself;
-    None for bookkeeping keys (request and unlock latches, read holds' timeouts)."""
+    None for bookkeeping keys (request, unlock and read-write acquire latches, read
+    holds' timeouts)."""
     if key.startswith(_SKIPPED_PREFIXES) or _READ_HOLD_MARK in key:
         return None
     prefix, colon, rest = key.partition(":")

@@ -10,7 +10,7 @@ from redisson_py.cli import build_parser
 from redisson_py.cli.lock_data import KeyNames
 from redisson_py.cli.lock_list import ListResult, format_list, object_name
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import requests
+from redisson_py.core.scripts import requests, rwlock
 
 NAMES = ["orders", "a{tag}b", "a}b", "x{", "foo{}{bar}", "{t}:plain", "job[1]}x"]
 AUXILIARY = ("fair_queue", "fair_timeouts", "fair_alive", "fenced_token", "permits", "fence_record")
@@ -33,6 +33,8 @@ def test_bookkeeping_keys_are_no_objects(by_slot: bool) -> None:
     assert object_name(request, by_slot=by_slot) is None
     read_hold = "{catalog}:0b9f3b4e-9d53-4f4e-a8f6-1c2d3e4f5a6b:1:rwlock_timeout:1"
     assert object_name(read_hold, by_slot=by_slot) is None
+    rw_latches = f"{rwlock.LATCHES_PREFIX}:{{catalog}}"
+    assert object_name(rw_latches, by_slot=by_slot) is None
 
 
 def test_the_table_has_a_row_per_object_and_says_what_it_cannot_tell() -> None:
