@@ -11,6 +11,7 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -34,23 +35,50 @@ class IdleConnections:
     goes to the pool when the stack is empty, so the pool still bounds how many exist.
     A broken connection is kept too: redis-py reconnects it on its next send. A forked
     child never reuses its parent's sockets.
+
+    While a caller waits on the pool (more calls at once than the pool holds: a burst of
+    thousands of waiters' first attempts), a connection given back must go to the pool,
+    not here: that caller waits on the pool's own queue and would otherwise wait until
+    its timeout while idle connections pile up here. `waiting` counts those callers
+    (see `enter_checkout`), and `keeps` says where a connection given back goes.
     """
 
-    __slots__ = ("_pid", "_stack")
+    __slots__ = ("_count_lock", "_pid", "_stack", "waiting")
 
     def __init__(self) -> None:
         self._stack: deque[Any] = deque()
         self._pid = os.getpid()
+        self._count_lock = threading.Lock()
+        self.waiting = 0
+        """Callers between `enter_checkout` and `leave_checkout`."""
 
     def take(self) -> Any:
         """An idle connection, or None (then take one from the pool)."""
         if self._pid != os.getpid():
             self._stack, self._pid = deque(), os.getpid()
+            self._count_lock, self.waiting = threading.Lock(), 0
             return None
         try:
             return self._stack.pop()  # atomic: threads need no lock here
         except IndexError:
             return None
+
+    def enter_checkout(self) -> Any:
+        """Count the caller as waiting on the pool, then look here once more: a
+        connection given back before the count was seen is here (take it, and call
+        `leave_checkout`), one given back after goes to the pool."""
+        with self._count_lock:
+            self.waiting += 1
+        return self.take()
+
+    def leave_checkout(self) -> None:
+        with self._count_lock:
+            self.waiting -= 1
+
+    def keeps(self) -> bool:
+        """True: give a connection back here (`give`); False: a caller waits on the
+        pool, release the connection to the pool instead."""
+        return self.waiting == 0
 
     def give(self, connection: Any) -> None:
         self._stack.append(connection)
