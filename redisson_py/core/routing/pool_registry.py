@@ -11,7 +11,6 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -43,20 +42,19 @@ class IdleConnections:
     (see `enter_checkout`), and `keeps` says where a connection given back goes.
     """
 
-    __slots__ = ("_count_lock", "_pid", "_stack", "waiting")
+    __slots__ = ("_checkouts", "_pid", "_stack")
 
     def __init__(self) -> None:
         self._stack: deque[Any] = deque()
         self._pid = os.getpid()
-        self._count_lock = threading.Lock()
-        self.waiting = 0
-        """Callers between `enter_checkout` and `leave_checkout`."""
+        self._checkouts: deque[None] = deque()
+        """One entry per caller between `enter_checkout` and `leave_checkout` (a
+        deque's append and pop are atomic: threads need no lock to count)."""
 
     def take(self) -> Any:
         """An idle connection, or None (then take one from the pool)."""
         if self._pid != os.getpid():
-            self._stack, self._pid = deque(), os.getpid()
-            self._count_lock, self.waiting = threading.Lock(), 0
+            self.forget_if_forked()
             return None
         try:
             return self._stack.pop()  # atomic: threads need no lock here
@@ -67,18 +65,28 @@ class IdleConnections:
         """Count the caller as waiting on the pool, then look here once more: a
         connection given back before the count was seen is here (take it, and call
         `leave_checkout`), one given back after goes to the pool."""
-        with self._count_lock:
-            self.waiting += 1
+        self.forget_if_forked()
+        self._checkouts.append(None)
         return self.take()
 
+    def forget_if_forked(self) -> None:
+        """In a forked child, forget the parent's connections and callers."""
+        if self._pid != os.getpid():
+            self._stack, self._checkouts, self._pid = deque(), deque(), os.getpid()
+
     def leave_checkout(self) -> None:
-        with self._count_lock:
-            self.waiting -= 1
+        if self._checkouts:  # emptied meanwhile only by a fork
+            self._checkouts.pop()
+
+    @property
+    def waiting(self) -> int:
+        """Callers between `enter_checkout` and `leave_checkout`."""
+        return len(self._checkouts)
 
     def keeps(self) -> bool:
         """True: give a connection back here (`give`); False: a caller waits on the
         pool, release the connection to the pool instead."""
-        return self.waiting == 0
+        return not self._checkouts
 
     def give(self, connection: Any) -> None:
         self._stack.append(connection)
