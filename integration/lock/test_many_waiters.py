@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -128,3 +129,36 @@ def test_many_waiters_share_one_pubsub_connection_per_node(
     for lock_name in lock_names:
         owner(holder.get_lock(lock_name).unlock)
     done.result(timeout=WOKEN_WITHIN)
+
+
+def test_waiters_that_come_back_while_idle_channels_are_swept_are_woken(
+    topology: Topology, topology_config: Any, flavor: Flavor
+) -> None:
+    """A channel left without waiters is unsubscribed after a grace period, by a sweep
+    that goes through the idle channels one by one. Waiters that subscribe the same
+    channels again while a sweep is under way must end up subscribed at the node (in
+    the asyncio shell the sweep's stale UNSUBSCRIBE used to undo the new SUBSCRIBE, and
+    its waiter waited for a confirmation that never came, then polled)."""
+    tag = uuid.uuid4().hex[:8]
+    name = f"waiters-{tag}"
+    names = 300
+    holder = flavor.create_client(_named(topology, topology_config, f"holder-{tag}"))
+    client = flavor.create_client(_named(topology, topology_config, name))
+    lock_names = [f"test:waiters:{tag}:{i}" for i in range(names)]
+    owner = flavor.owner("holder")
+    # Rounds at several offsets from the previous round's end, so that some round
+    # subscribes while the sweep of the previous round's channels is running.
+    for delay in (0.0, 0.3, 0.6, 0.9, 1.2):
+        time.sleep(delay)
+        for lock_name in lock_names:
+            owner(holder.get_lock(lock_name).lock, LEASE)
+        done = flavor.owner("waiters").start(_waiters(flavor, client, lock_names, names))
+        eventually(
+            lambda: _waiting(client) == names
+            and sum(_subscribed(topology, name)[1].values()) == names,
+            timeout=5.0,
+            what=f"{names} waiters on {names} channels subscribed at their nodes",
+        )
+        for lock_name in lock_names:
+            owner(holder.get_lock(lock_name).unlock)
+        done.result(timeout=WOKEN_WITHIN)

@@ -276,6 +276,13 @@ class PubSubService:
         self._unsubscribe_locked(sub)
 
     def _unsubscribe_locked(self, sub: ChannelSub) -> None:
+        if self._table.get(sub.channel) is not None:
+            # Its channel was subscribed again meanwhile (a sweep unsubscribes its
+            # channels one by one, and where the table's lock is a no-op a waiter may
+            # join between two of them): an UNSUBSCRIBE now would undo that
+            # subscription at the node, and taking its confirmation would leave its
+            # waiter without one.
+            return
         listener = self._listeners.get(sub.address) if sub.address is not None else None
         if listener is not None:
             listener.confirmations.pop(sub.channel, None)
