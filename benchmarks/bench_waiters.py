@@ -8,9 +8,10 @@ waiters start at once, waiter ``i`` calling ``lock()`` on name ``i % names``: as
 tasks, or threads with the sync client. Once every waiter is blocked (joined to its
 channel's subscription, every subscription confirmed by its node):
 
-- **memory per waiter**: Python memory allocated since just before the waiters started
-  and still held (``tracemalloc``), over N; and the RSS growth over N (for threads, the
-  stacks too). Both include the task or thread itself, not only the library's share;
+- **memory per waiter**: the RSS growth while they block, over N (for threads, their
+  stacks too); and, in the last round, for up to 1,000 waiters, the Python memory
+  allocated since just before the waiters started and still held (``tracemalloc``),
+  over N. Both include the task or thread itself, not only the library's share;
 - **connections per node**: the runner counts the waiters' client's connections on
   every node (``CLIENT LIST``), pub/sub ones (the promise: one per node, whatever N)
   apart from command ones;
@@ -21,14 +22,15 @@ channel's subscription, every subscription confirmed by its node):
   parked (a burst of simultaneous releases would measure queueing instead). Small
   cases repeat the whole cycle (the holder takes the names again and the waiters block
   again) until they have at least ``MIN_SAMPLES`` hand-offs; every case runs at least
-  two rounds, and the time for N waiters to block is taken from the last round (the
-  first runs under ``tracemalloc``).
+  two rounds. The time for N waiters to block is the first round's (a cold start: N
+  first attempts at once), and the library's log warnings are counted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import math
 import multiprocessing
 import threading
@@ -51,6 +53,7 @@ NAMES = 1_000
 THREADS = 1_000
 THREAD_NAMES = 100
 MIN_SAMPLES = 200
+TRACED_MAX = 1_000
 HOLD_LEASE = 600.0
 """The holder's lease, seconds: longer than any case, so a missed wake-up shows as a
 hang (the case's timeout), not as a late acquire."""
@@ -99,24 +102,44 @@ def _per_name(names: list[str], count: int) -> dict[str, int]:
     return per_name
 
 
-def _memory_start() -> tuple[float, float]:
+def _traced_round(number: int, rounds: int, count: int) -> bool:
+    """Whether round ``number`` runs under ``tracemalloc``: the last one, for up to
+    `TRACED_MAX` waiters (tracing slows every allocation; with 10,000 tasks starting at
+    once, that much slower an event loop turns round trips into timeouts)."""
+    return number == rounds - 1 and count <= TRACED_MAX
+
+
+def _rss_before() -> float:
     gc.collect()
-    rss = rss_mb()
-    tracemalloc.start()
-    return rss, time.monotonic()
+    return rss_mb()
 
 
-def _memory_end(count: int, rss_before: float) -> dict[str, float]:
+def _rss_growth(before: float, count: int) -> float:
+    gc.collect()
+    return (rss_mb() - before) * 1024 * 1024 / count
+
+
+def _traced(count: int) -> float:
     traced, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    gc.collect()
-    return {
-        "traced_bytes_per_waiter": traced / count,
-        "rss_bytes_per_waiter": (rss_mb() - rss_before) * 1024 * 1024 / count,
-    }
+    return traced / count
+
+
+class _Warnings(logging.Handler):
+    """Counts the library's warnings (a round trip timed out, a wait went on through
+    failures...)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+        logging.getLogger("redisson_py").addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
 
 
 async def _async_case(conn: Connection, yaml: str, count: int, names: int, rounds: int) -> None:
+    warnings = _Warnings()
     holder = await aio.Redisson.create(_config(yaml, HOLDER_CLIENT))
     client = await aio.Redisson.create(_config(yaml, WAITER_CLIENT))
     lock_names = [f"bench:waiters:{i}" for i in range(names)]
@@ -145,18 +168,21 @@ async def _async_case(conn: Connection, yaml: str, count: int, names: int, round
     block_seconds = drain_seconds = math.nan
     for number in range(rounds):
         state = _Round(lock_names, per_name, asyncio.Event)
-        if number == 0:
-            rss_before, started = _memory_start()
-        else:
-            started = time.monotonic()
+        traced = _traced_round(number, rounds, count)
+        rss_before = _rss_before()
+        if traced:
+            tracemalloc.start()
+        started = time.monotonic()
         tasks = [asyncio.create_task(waiter(i, state)) for i in range(count)]
         while not _blocked(client, count):  # noqa: ASYNC110 (the library's state: no event)
             await asyncio.sleep(0.005)
-        block_seconds = time.monotonic() - started
         if number == 0:
-            memory = _memory_end(count, rss_before)
-            await asyncio.to_thread(conn.send, ("blocked", memory))
+            block_seconds = time.monotonic() - started
+            memory["rss_bytes_per_waiter"] = _rss_growth(rss_before, count)
+            await asyncio.to_thread(conn.send, ("blocked", block_seconds))
             await asyncio.to_thread(conn.recv)  # the runner counted the connections
+        if traced:
+            memory["traced_bytes_per_waiter"] = _traced(count)
         drained = time.monotonic()
         for name in lock_names:
             state.released_at[name] = time.monotonic()
@@ -169,11 +195,18 @@ async def _async_case(conn: Connection, yaml: str, count: int, names: int, round
             await hold_all()
     await client.shutdown()
     await holder.shutdown()
-    figures = {"samples": samples, "block_seconds": block_seconds, "drain_seconds": drain_seconds}
+    figures = {
+        "samples": samples,
+        "block_seconds": block_seconds,
+        "drain_seconds": drain_seconds,
+        **memory,
+        "warnings": warnings.count,
+    }
     conn.send(("done", figures))
 
 
 def _thread_case(conn: Connection, yaml: str, count: int, names: int, rounds: int) -> None:
+    warnings = _Warnings()
     holder = Redisson.create(_config(yaml, HOLDER_CLIENT))
     client = Redisson.create(_config(yaml, WAITER_CLIENT))
     lock_names = [f"bench:waiters:{i}" for i in range(names)]
@@ -203,23 +236,30 @@ def _thread_case(conn: Connection, yaml: str, count: int, names: int, rounds: in
 
     hold_all()
     conn.send("ready")
-    rss_before, _ = _memory_start()
+    rss_before = _rss_before()
+    started = time.monotonic()
     threads = [threading.Thread(target=waiter, args=(i,), daemon=True) for i in range(count)]
     for thread in threads:
         thread.start()
     samples: list[float] = []
+    memory: dict[str, float] = {}
     block_seconds = drain_seconds = math.nan
     for number in range(rounds):
         state = _Round(lock_names, per_name, threading.Event)
         states.append(state)
-        started = time.monotonic()
+        traced = _traced_round(number, rounds, count)
+        if traced:
+            tracemalloc.start()
         go[number].set()
         while not _blocked(client, count):
             time.sleep(0.005)
-        block_seconds = time.monotonic() - started
         if number == 0:
-            conn.send(("blocked", _memory_end(count, rss_before)))
+            block_seconds = time.monotonic() - started
+            memory["rss_bytes_per_waiter"] = _rss_growth(rss_before, count)
+            conn.send(("blocked", block_seconds))
             conn.recv()
+        if traced:
+            memory["traced_bytes_per_waiter"] = _traced(count)
         drained = time.monotonic()
         for name in lock_names:
             with mutex:
@@ -234,7 +274,13 @@ def _thread_case(conn: Connection, yaml: str, count: int, names: int, rounds: in
         thread.join()
     client.shutdown()
     holder.shutdown()
-    figures = {"samples": samples, "block_seconds": block_seconds, "drain_seconds": drain_seconds}
+    figures = {
+        "samples": samples,
+        "block_seconds": block_seconds,
+        "drain_seconds": drain_seconds,
+        **memory,
+        "warnings": warnings.count,
+    }
     conn.send(("done", figures))
 
 
@@ -281,7 +327,7 @@ def case(topology: Topology, kind: str, count: int, names: int) -> dict[str, Any
     process.start()
     try:
         _receive(ours, "the holder's locks")
-        _, memory = _receive(ours, "every waiter blocked")
+        _receive(ours, "every waiter blocked")
         connections = _connections(topology)
         ours.send("go")
         _, figures = _receive(ours, "the hand-offs")
@@ -298,7 +344,7 @@ def case(topology: Topology, kind: str, count: int, names: int) -> dict[str, Any
         "rounds": rounds,
         "latency": distribution(samples),
         "samples": samples,
-        **memory,
+        "traced_bytes_per_waiter": math.nan,
         **figures,
         "connections": connections,
         "pubsub_per_node_max": max(row["pubsub"] for row in connections),

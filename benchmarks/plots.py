@@ -3,6 +3,7 @@ for latency, a line for memory. Each function returns the file it wrote."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -222,20 +223,28 @@ def waiters(directory: Path, runs: dict[str, Any]) -> Path:
                 )
         memory.plot(
             counts,
-            [c["traced_bytes_per_waiter"] / 1024 for c in tasks],
+            [c["rss_bytes_per_waiter"] / 1024 for c in tasks],
             line,
             marker=marker,
             color=OURS_COLOR,
+            label=f"{kind}, tasks (RSS)",
+        )
+        memory.plot(
+            counts,
+            [(c["traced_bytes_per_waiter"] or math.nan) / 1024 for c in tasks],
+            line,
+            marker=marker,
+            color=BASELINE_COLOR,
             label=f"{kind}, tasks (traced)",
         )
         for case in threads:
             memory.plot(
                 case["waiters"],
-                case["traced_bytes_per_waiter"] / 1024,
+                case["rss_bytes_per_waiter"] / 1024,
                 "x",
                 color=PEER_COLOR,
                 markersize=9,
-                label=f"{kind}, {case['waiters']:,} threads (traced)",
+                label=f"{kind}, {case['waiters']:,} threads (RSS)",
             )
         connections.plot(
             counts,
@@ -253,7 +262,7 @@ def waiters(directory: Path, runs: dict[str, Any]) -> Path:
             color=BASELINE_COLOR,
             label=f"{kind}: command, max per node",
         )
-    latency.set_title("Wake-up latency (x: 1,000 threads)")
+    latency.set_title("Wake-up latency (x: the threads case)")
     latency.set_ylabel("ms (log scale)")
     memory.set_title("Memory per waiter")
     memory.set_ylabel("KiB")

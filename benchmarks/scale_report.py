@@ -24,8 +24,8 @@ def _ms(seconds: float) -> str:
     return "n/a" if seconds is None or math.isnan(seconds) else f"{seconds * 1000:.2f}"
 
 
-def _kb(value: float) -> str:
-    return f"{value / 1024:.1f}"
+def _kb(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value / 1024:.1f}"
 
 
 def _waiter_label(case: dict[str, Any]) -> str:
@@ -45,9 +45,9 @@ def waiters_sentence(runs: dict[str, Any]) -> str:
             f"on {kind}, from {first['waiters']:,} to {last['waiters']:,} tasks the "
             f"wake-up p50 goes from {_ms(first['latency']['p50'])} to "
             f"{_ms(last['latency']['p50'])} ms (p99 {_ms(first['latency']['p99'])} to "
-            f"{_ms(last['latency']['p99'])} ms), memory per waiter from "
-            f"{_kb(first['traced_bytes_per_waiter'])} to "
-            f"{_kb(last['traced_bytes_per_waiter'])} KiB, pub/sub connections stay at "
+            f"{_ms(last['latency']['p99'])} ms), RSS per waiter from "
+            f"{_kb(first['rss_bytes_per_waiter'])} to "
+            f"{_kb(last['rss_bytes_per_waiter'])} KiB, pub/sub connections stay at "
             f"{max(c['pubsub_per_node_max'] for c in result['cases'])} per node and command "
             f"connections at most {command} per node (the pool's bound, reached by the "
             "burst of first attempts, not one per waiter)"
@@ -91,8 +91,11 @@ def _waiters(runs: dict[str, Any]) -> list[str]:
         "One process per row; the waiters block on names a holder client holds, then the "
         "names are released one after another and each woken waiter releases to the next "
         "(one hand-off at a time). Latency: from a release to the woken waiter's `lock()` "
-        "returning. Memory: Python allocations held per waiter (tracemalloc; the task or "
-        "thread included) and RSS growth per waiter. Connections: the waiters' client's, "
+        "returning. Memory: RSS growth per waiter while they block (the task or thread "
+        "included: for threads, their stacks), and Python allocations held per waiter "
+        "(tracemalloc, in the last round; not for 10,000 tasks, which tracing slows into "
+        "timeouts). Warnings: the library's log warnings in the whole case (round trips "
+        "timed out, waits going on through failures). Connections: the waiters' client's, "
         "counted on the servers (`CLIENT LIST`), per node: pub/sub / command.",
         "",
     ]
@@ -110,6 +113,7 @@ def _waiters(runs: dict[str, Any]) -> list[str]:
                     _kb(case["traced_bytes_per_waiter"]),
                     _kb(case["rss_bytes_per_waiter"]),
                     f"{case['block_seconds']:.2f}",
+                    f"{case.get('warnings', 0):,}",
                     conns,
                 ]
             )
@@ -125,6 +129,7 @@ def _waiters(runs: dict[str, Any]) -> list[str]:
                     "KiB/waiter (traced)",
                     "KiB/waiter (RSS)",
                     "s to block all",
+                    "warnings",
                     "connections per node (pub/sub / command)",
                 ],
                 rows,
