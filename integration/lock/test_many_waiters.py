@@ -154,8 +154,9 @@ def test_waiters_that_come_back_while_idle_channels_are_swept_are_woken(
             owner(holder.get_lock(lock_name).lock, LEASE)
         done = flavor.owner("waiters").start(_waiters(flavor, client, lock_names, names))
         eventually(
-            lambda: _waiting(client) == names
-            and sum(_subscribed(topology, name)[1].values()) == names,
+            lambda: (
+                _waiting(client) == names and sum(_subscribed(topology, name)[1].values()) == names
+            ),
             timeout=5.0,
             what=f"{names} waiters on {names} channels subscribed at their nodes",
         )
