@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         "--scale",
         action="store_true",
         help=f"how cost grows instead: {', '.join(SCALE)} at their full sizes, on a single "
-        "server and a cluster (about 20 minutes; writes scale.md and scale.json)",
+        "server and a cluster (about 13 minutes; writes scale.md and scale.json)",
     )
     parser.add_argument(
         "--only",
