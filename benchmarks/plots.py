@@ -3,6 +3,7 @@ for latency, a line for memory. Each function returns the file it wrote."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,176 @@ def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
     if results.get("memory"):
         paths.append(memory(directory, results["memory"]))
     return paths
+
+
+TOPOLOGY_STYLE = {"single": ("-", "o"), "cluster": ("--", "s")}
+
+
+def _style(kind: str) -> tuple[str, str]:
+    return TOPOLOGY_STYLE.get(kind, (":", "^"))
+
+
+def waiters(directory: Path, runs: dict[str, Any]) -> Path:
+    """Wake-up latency, memory per waiter and pub/sub connections against the number
+    of asyncio waiters; the threads case as a lone marker."""
+    figure, (latency, memory, connections) = plt.subplots(1, 3, figsize=(13, 4.2))
+    for kind, result in runs.items():
+        line, marker = _style(kind)
+        tasks = [c for c in result["cases"] if c["kind"] == "asyncio"]
+        threads = [c for c in result["cases"] if c["kind"] == "threads"]
+        counts = [c["waiters"] for c in tasks]
+        for pct, color in (("p50", OURS_COLOR), ("p99", PEER_COLOR)):
+            latency.plot(
+                counts,
+                [c["latency"][pct] * 1000 for c in tasks],
+                line,
+                marker=marker,
+                color=color,
+                label=f"{kind} {pct}",
+            )
+            for case in threads:
+                latency.plot(
+                    case["waiters"], case["latency"][pct] * 1000, "x", color=color, markersize=9
+                )
+        memory.plot(
+            counts,
+            [c["rss_bytes_per_waiter"] / 1024 for c in tasks],
+            line,
+            marker=marker,
+            color=OURS_COLOR,
+            label=f"{kind}, tasks (RSS)",
+        )
+        memory.plot(
+            counts,
+            [(c["traced_bytes_per_waiter"] or math.nan) / 1024 for c in tasks],
+            line,
+            marker=marker,
+            color=BASELINE_COLOR,
+            label=f"{kind}, tasks (traced)",
+        )
+        for case in threads:
+            memory.plot(
+                case["waiters"],
+                case["rss_bytes_per_waiter"] / 1024,
+                "x",
+                color=PEER_COLOR,
+                markersize=9,
+                label=f"{kind}, {case['waiters']:,} threads (RSS)",
+            )
+        connections.plot(
+            counts,
+            [c["pubsub_per_node_max"] for c in tasks],
+            line,
+            marker=marker,
+            color=OURS_COLOR,
+            label=f"{kind}: pub/sub, max per node",
+        )
+        connections.plot(
+            counts,
+            [max(row["command"] for row in c["connections"]) for c in tasks],
+            line,
+            marker=marker,
+            color=BASELINE_COLOR,
+            label=f"{kind}: command, max per node",
+        )
+    latency.set_title("Wake-up latency (x: the threads case)")
+    latency.set_ylabel("ms (log scale)")
+    memory.set_title("Memory per waiter")
+    memory.set_ylabel("KiB")
+    connections.set_title("Connections per node")
+    connections.set_ylabel("connections (log scale)")
+    for axes in (latency, memory, connections):
+        axes.set_xscale("log")
+        axes.set_xlabel("waiters (asyncio tasks)")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7)
+    latency.set_yscale("log")
+    connections.set_yscale("log")
+    figure.tight_layout()
+    path = directory / "waiters.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def held(directory: Path, runs: dict[str, Any]) -> Path:
+    """Client CPU per renewal round and round trips per node against the locks held,
+    with a line of slope 1 (linear) through the first point."""
+    figure, (cpu, trips) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for kind, result in runs.items():
+        line, marker = _style(kind)
+        cases = result["cases"]
+        locks = [c["locks"] for c in cases]
+        values = [c["cpu_seconds_per_round"] * 1000 for c in cases]
+        cpu.plot(locks, values, line, marker=marker, color=OURS_COLOR, label=kind)
+        cpu.plot(
+            locks,
+            [values[0] * n / locks[0] for n in locks],
+            ":",
+            color=BASELINE_COLOR,
+            label=f"{kind}: linear from the first point",
+        )
+        trips.plot(
+            locks,
+            [c["max_round_trips_per_master_per_round"] for c in cases],
+            line,
+            marker=marker,
+            color=OURS_COLOR,
+            label=f"{kind}: round trips per master",
+        )
+        trips.plot(
+            locks,
+            [c["max_renew_calls_per_master_per_round"] for c in cases],
+            line,
+            marker=marker,
+            color=PEER_COLOR,
+            label=f"{kind}: RENEW calls per master",
+        )
+    cpu.set_title("Client CPU per renewal round")
+    cpu.set_ylabel("ms (log scale)")
+    trips.set_title("Per master and round")
+    trips.set_ylabel("count (log scale)")
+    for axes in (cpu, trips):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("locks held by one client")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=8)
+    figure.tight_layout()
+    path = directory / "held.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def names(directory: Path, runs: dict[str, Any]) -> Path:
+    """Client RSS over distinct lock names, one line per topology."""
+    figure, axes = plt.subplots(figsize=(8, 3.8))
+    for kind, result in runs.items():
+        line, marker = _style(kind)
+        axes.plot(
+            [p["cycles"] for p in result["points"]],
+            [p["rss_mb"] for p in result["points"]],
+            line,
+            marker=marker,
+            color=OURS_COLOR,
+            label=f"{kind}: {result['keys_left']:,} keys left after the TTL",
+        )
+    axes.set_xlabel("distinct lock names cycled (lock + unlock each)")
+    axes.set_ylabel("client RSS, MiB")
+    axes.set_title("Client memory over distinct lock names")
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc="lower right", fontsize=9)
+    figure.tight_layout()
+    path = directory / "names.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def draw_scale(directory: Path, results: dict[str, Any]) -> list[Path]:
+    """Every plot of the scale run whose benchmark ran."""
+    directory.mkdir(parents=True, exist_ok=True)
+    drawers = {"waiters": waiters, "held": held, "names": names}
+    return [draw(directory, results[name]) for name, draw in drawers.items() if results.get(name)]

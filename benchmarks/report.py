@@ -304,8 +304,16 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def write(directory: Path, document: dict[str, Any], verdicts: list[Verdict], text: str) -> None:
+def write(
+    directory: Path,
+    document: dict[str, Any],
+    verdicts: list[Verdict],
+    text: str,
+    *,
+    stem: str = "results",
+) -> None:
+    """``<stem>.json`` (figures, raw samples, verdicts) and ``<stem>.md`` (``text``)."""
     directory.mkdir(parents=True, exist_ok=True)
     payload = {**document, "targets": [v.as_json() for v in verdicts]}
-    (directory / "results.json").write_text(json.dumps(_clean(payload), indent=1) + "\n")
-    (directory / "results.md").write_text(text + "\n")
+    (directory / f"{stem}.json").write_text(json.dumps(_clean(payload), indent=1) + "\n")
+    (directory / f"{stem}.md").write_text(text + "\n")

@@ -11,6 +11,7 @@ stopped at the end, Ctrl-C included.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -22,21 +23,31 @@ from benchmarks import (
     bench_cluster,
     bench_contended,
     bench_handoff,
+    bench_held,
     bench_memory,
+    bench_names,
     bench_redlock,
     bench_uncontended,
+    bench_waiters,
     bench_watchdog,
     plots,
     report,
+    scale_report,
 )
 from benchmarks.contenders import Server
 from benchmarks.machine import load_average, machine_facts
-from benchmarks.targets import judge
+from benchmarks.targets import judge, judge_scale
 from redisson_py.testing import start_topology
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALL = ("uncontended", "handoff", "contended", "redlock", "cluster", "watchdog", "memory")
+SCALE = ("waiters", "held", "names")
+"""How cost grows (``--scale``): not in the default run, which has a time budget."""
 BUDGET_SECONDS = 600
+SCALE_TOPOLOGIES = ("single", "cluster")
+NAMES_CYCLES = {"single": bench_names.CYCLES, "cluster": 200_000}
+"""Lock names per topology: a million on a single server; on the cluster, where each
+acquire also waits for a replica, fewer, so the run stays within minutes."""
 
 
 def _watchdog(server: Server, quick: bool) -> dict[str, Any]:
@@ -65,10 +76,16 @@ def _parser() -> argparse.ArgumentParser:
         f"{bench_memory.DEFAULT_CYCLES:,} (adds a few minutes)",
     )
     parser.add_argument(
+        "--scale",
+        action="store_true",
+        help=f"how cost grows instead: {', '.join(SCALE)} at their full sizes, on a single "
+        "server and a cluster (about 13 minutes; writes scale.md and scale.json)",
+    )
+    parser.add_argument(
         "--only",
         default=None,
         metavar="NAMES",
-        help=f"comma-separated subset of: {', '.join(ALL)}",
+        help=f"comma-separated subset of: {', '.join(ALL)} (with --scale: of {', '.join(SCALE)})",
     )
     parser.add_argument("--out", type=Path, default=None, help="where to write the results")
     parser.add_argument(
@@ -115,31 +132,102 @@ def _publish(out: Path, document: dict[str, Any]) -> str:
     return text
 
 
-def _render(out: Path) -> int:
-    source = out / "results.json"
+def _publish_scale(out: Path, document: dict[str, Any]) -> str:
+    """The scale run's report and plots (``scale.md``, ``scale.json``, PNGs)."""
+    verdicts = judge_scale(document["results"])
+    text = scale_report.markdown(document, verdicts)
+    report.write(out, document, verdicts, text, stem="scale")
+    pictures = plots.draw_scale(out, document["results"])
+    _log(
+        f"wrote {out / 'scale.json'}, {out / 'scale.md'} and {', '.join(p.name for p in pictures)}"
+    )
+    return text
+
+
+def _render(out: Path, scale: bool) -> int:
+    source = out / ("scale.json" if scale else "results.json")
     try:
         document = json.loads(source.read_text())
     except (OSError, ValueError) as error:
         _log(f"cannot read {source}: {error}")
         return 1
     document.pop("targets", None)  # judged again from the figures
-    print(_publish(out, document), flush=True)
+    print((_publish_scale if scale else _publish)(out, document), flush=True)
+    return 0
+
+
+def _scale_sizes(quick: bool) -> dict[str, Any]:
+    if quick:
+        return {
+            "waiters": {"sizes": (10, 100), "threads": (50, 10)},
+            "held": {"sizes": (1_000,)},
+            "names": dict.fromkeys(SCALE_TOPOLOGIES, (10_000, 1_000)),
+        }
+    return {
+        "waiters": {
+            "sizes": bench_waiters.ASYNCIO_SIZES,
+            "threads": (bench_waiters.THREADS, bench_waiters.THREAD_NAMES),
+        },
+        "held": {"sizes": bench_held.SIZES},
+        "names": {
+            kind: (NAMES_CYCLES[kind], NAMES_CYCLES[kind] // 10) for kind in SCALE_TOPOLOGIES
+        },
+    }
+
+
+def _scale_step(name: str, topology: Any, kind: str, sizes: dict[str, Any]) -> dict[str, Any]:
+    """One scale benchmark on one topology."""
+    if name == "waiters":
+        return bench_waiters.run(
+            topology, sizes=sizes["waiters"]["sizes"], threads=sizes["waiters"]["threads"], log=_log
+        )
+    if name == "held":
+        return bench_held.run(topology, sizes=sizes["held"]["sizes"], log=_log)
+    cycles, latches = sizes["names"][kind]
+    return bench_names.run(topology, cycles=cycles, latches=latches, log=_log)
+
+
+def _run_scale(chosen: tuple[str, ...], quick: bool, out: Path, command: str) -> int:
+    """The scale benchmarks on a single server, then on a cluster; one report."""
+    started = time.monotonic()
+    sizes = _scale_sizes(quick)
+    results: dict[str, Any] = {name: {} for name in chosen}
+    facts: dict[str, Any] = {}
+    for kind in SCALE_TOPOLOGIES:
+        with start_topology(kind, backend="process") as topology:
+            if not facts:
+                version = topology.master().info("server").get("redis_version", "unknown")
+                facts = machine_facts(f"{version} ({topology.backend_impl.describe()})")
+            for name in chosen:
+                step = functools.partial(_scale_step, name, topology, kind, sizes)
+                results[name][kind] = _timed(f"{name}, {kind}", step)
+    document: dict[str, Any] = {
+        "command": command,
+        "machine": facts,
+        "seconds": time.monotonic() - started,
+        "results": results,
+    }
+    print(_publish_scale(out, document), flush=True)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    chosen = ALL if args.only is None else tuple(n.strip() for n in args.only.split(","))
-    unknown = [n for n in chosen if n not in ALL]
+    names = SCALE if args.scale else ALL
+    chosen = names if args.only is None else tuple(n.strip() for n in args.only.split(","))
+    unknown = [n for n in chosen if n not in names]
     if unknown:
-        _log(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(ALL)}")
+        hint = "" if args.scale else f" (with --scale: {', '.join(SCALE)})"
+        _log(f"unknown benchmark(s) {', '.join(unknown)}: choose from {', '.join(names)}{hint}")
         return 2
     partial = args.only is not None or args.quick
     out = args.out or (RESULTS / "partial" if partial else RESULTS)
     if args.render:
-        return _render(out)
+        return _render(out, args.scale)
     given = sys.argv[1:] if argv is None else list(argv)
     command = "python -m benchmarks" + "".join(f" {a}" for a in given)
+    if args.scale:
+        return _run_scale(chosen, args.quick, out, command)
     started = time.monotonic()
     results: dict[str, Any] = {}
     facts: dict[str, Any] = {}

@@ -5,6 +5,7 @@ the same redis-server; ratios are paired (see :func:`benchmarks.stats.paired_rat
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -243,4 +244,94 @@ def judge(results: dict[str, Any]) -> list[Verdict]:
     for name, judge_one in JUDGES.items():
         if results.get(name):
             verdicts += judge_one(results[name])
+    return verdicts
+
+
+HELD_MAX_PER_LOCK_GROWTH = 1.25
+"""Client CPU per lock and round may grow at most this much from one size to the next
+(x10 locks): linear or better, with room for noise."""
+NAMES_LIMIT_MB = 5.0
+
+
+def _waiters_verdicts(kind: str, result: dict[str, Any]) -> list[Verdict]:
+    cases = result["cases"]
+    worst = max(c["pubsub_per_node_max"] for c in cases)
+    subscribed = all(sum(row["channels"] for row in c["connections"]) == c["names"] for c in cases)
+    sizes = ", ".join(
+        f"{c['waiters']:,} {'threads' if c['kind'] == 'threads' else 'tasks'}" for c in cases
+    )
+    return [
+        Verdict(
+            f"waiters ({kind})",
+            "one pub/sub connection per node, whatever the number of waiters",
+            f"at most {worst} per node for {sizes}; every name's channel subscribed: "
+            f"{'yes' if subscribed else 'no'}",
+            worst <= 1 and subscribed,
+        )
+    ]
+
+
+def _held_verdicts(kind: str, result: dict[str, Any]) -> list[Verdict]:
+    cases = result["cases"]
+    per_lock = [c["cpu_seconds_per_round"] / c["locks"] for c in cases]
+    growth = [later / earlier for earlier, later in itertools.pairwise(per_lock)]
+    trips_ok = all(
+        c["max_round_trips_per_master_per_round"]
+        <= max(1.0, c["max_renew_calls_per_master_per_round"])
+        for c in cases
+    )
+    cpu = ", ".join(
+        f"{c['cpu_seconds_per_round'] * 1000:,.0f} ms for {c['locks']:,}" for c in cases
+    )
+    trips = ", ".join(f"{c['max_round_trips_per_master_per_round']:.2f}" for c in cases)
+    return [
+        Verdict(
+            f"held ({kind})",
+            f"client CPU per round linear in the locks held (per lock, at most "
+            f"{HELD_MAX_PER_LOCK_GROWTH}x from one size to the next)",
+            f"{cpu}; per-lock growth "
+            + (", ".join(f"{g:.2f}x" for g in growth) if growth else "n/a (one size)"),
+            all(g <= HELD_MAX_PER_LOCK_GROWTH for g in growth) if growth else None,
+        ),
+        Verdict(
+            f"held ({kind})",
+            "at most one round trip per node per chunk of lockWatchdogBatchSize",
+            f"round trips per master per round: {trips} (RENEW calls per master per round: "
+            + ", ".join(f"{c['max_renew_calls_per_master_per_round']:,.0f}" for c in cases)
+            + ")",
+            trips_ok,
+        ),
+    ]
+
+
+def _names_verdicts(kind: str, result: dict[str, Any]) -> list[Verdict]:
+    growth = result["growth_mb"]
+    return [
+        Verdict(
+            f"names ({kind})",
+            f"client RSS flat over {result['cycles']:,} distinct lock names (within "
+            f"{NAMES_LIMIT_MB:g} MB)",
+            f"{growth:+.1f} MB ({result['points'][1]['rss_mb']:.1f} MB after the first "
+            f"{result['points'][1]['cycles']:,}, {result['rss_end_mb']:.1f} MB at the end)",
+            abs(growth) <= NAMES_LIMIT_MB,
+        ),
+        Verdict(
+            f"names ({kind})",
+            "no key left on any node once the unlock latches' lifetime has passed",
+            f"{result['keys_left']:,} keys (right after the run: "
+            f"{sum(result['keys_at_end'].values()):,}, the unlock latches)",
+            result["keys_left"] == 0,
+        ),
+    ]
+
+
+SCALE_JUDGES = {"waiters": _waiters_verdicts, "held": _held_verdicts, "names": _names_verdicts}
+
+
+def judge_scale(results: dict[str, Any]) -> list[Verdict]:
+    """The scale run's targets, per benchmark and topology."""
+    verdicts: list[Verdict] = []
+    for name, judge_one in SCALE_JUDGES.items():
+        for kind, result in results.get(name, {}).items():
+            verdicts += judge_one(kind, result)
     return verdicts

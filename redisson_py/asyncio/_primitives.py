@@ -137,6 +137,35 @@ class Waker:
                     return
 
 
+class ConnectOnce:
+    """Opens a redis-py ``PubSub``'s connection once, however many tasks subscribe at
+    once.
+
+    redis-py's asyncio ``PubSub`` takes a connection from its pool on its first command,
+    with an await in between: two first subscribes at once would each open one, and the
+    one overwritten would carry a SUBSCRIBE whose confirmation nobody reads (its waiters
+    would sleep until their lock's lease ran out). So one task connects and the others
+    wait for it; after a failure the next one tries."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending: asyncio.Event | None = None
+
+    async def __call__(self, pubsub: Any) -> None:
+        while pubsub.connection is None:
+            pending = self._pending
+            if pending is not None:
+                await pending.wait()
+                continue
+            self._pending = pending = asyncio.Event()
+            try:
+                await pubsub.connect()
+            finally:
+                self._pending = None
+                pending.set()
+
+
 class Worker:
     """A background loop (``target()``) run as a task on the running loop."""
 

@@ -67,6 +67,17 @@ class Waker:
         self._condition.notify_all()
 
 
+class ConnectOnce:
+    """Nothing to do here: the threaded shell subscribes under its subscription lock,
+    and redis-py's threaded ``PubSub`` connects within its first command (the asyncio
+    twin makes concurrent first subscribes share one connection)."""
+
+    __slots__ = ()
+
+    def __call__(self, pubsub: Any) -> None:
+        return None
+
+
 class Worker:
     """A background loop (``target()``) run in a daemon thread, started again in a
     forked child (which has none of its parent's threads)."""

@@ -171,6 +171,28 @@ class ConnectionManager(ManagerBase):
         return connection
 
     @staticmethod
+    def _checkout(pool: Any, idle: IdleConnections) -> Any:
+        """A connection from ``pool`` (or one given back to ``idle`` meanwhile), counted
+        as waiting on the pool so that connections given back go to it (see
+        `IdleConnections`)."""
+        connection = idle.enter_checkout()
+        try:
+            if connection is None:
+                connection = checkout(pool)
+        finally:
+            idle.leave_checkout()
+        return connection
+
+    @staticmethod
+    def _give(pool: Any, idle: IdleConnections, connection: Any) -> None:
+        """Keep ``connection`` for the next call, or release it to ``pool`` when a
+        caller waits there."""
+        if idle.keeps():
+            idle.give(connection)
+        else:
+            pool.release(connection)
+
+    @staticmethod
     def _read(connection: Any, count: int) -> list[Any]:
         """``count`` replies, error replies as exceptions."""
         replies: list[Any] = []
@@ -201,7 +223,7 @@ class ConnectionManager(ManagerBase):
         try:
             with primitives.round_trip_timeout(timeout):
                 if connection is None:
-                    connection = checkout(pool)
+                    connection = self._checkout(pool, idle)
                 if probing is not None:
                     connection.send_packed_command([pack([("ROLE",)])])
                     [role] = self._read(connection, 1)
@@ -214,12 +236,12 @@ class ConnectionManager(ManagerBase):
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()
-                idle.give(connection)
+                self._give(pool, idle, connection)
             replacement = self._failed(error, address)
             if replacement is not error:
                 raise replacement from error
             raise
-        idle.give(connection)
+        self._give(pool, idle, connection)
         return replies
 
     def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
@@ -237,7 +259,7 @@ class ConnectionManager(ManagerBase):
                 raise replacement from error
             raise
         finally:
-            self._slot(key)[1].give(connection)
+            self._give(*self._slot(key), connection)
 
     def _roundtrip(self, planned: Planned) -> list[Any]:
         replies: list[Any] = self._send(self.pool_key(planned), planned.commands(), read=True)

@@ -78,11 +78,13 @@ class _Listener:
         self.confirmations: dict[str, primitives.Event] = {}
         self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
+        self._connect = primitives.ConnectOnce()
 
     def subscribe(self, channel: str) -> primitives.Event:
         """Send the subscribe; the returned event is set when the node confirms it."""
         confirmed = self.confirmations.setdefault(channel, primitives.Event())
         try:
+            self._connect(self.pubsub)
             if self.sharded:
                 self.pubsub.ssubscribe(channel)
             else:
@@ -211,12 +213,12 @@ class PubSubService:
     def _place(self, sub: ChannelSub) -> primitives.Event | None:
         """Subscribe ``sub`` where the view says it belongs (caller holds the lock)."""
         address = self.manager.mode.pubsub_address(self.manager.view, sub.channel)
-        if address is None:
-            sub.address = None
-            return None
-        confirmed = self._listener(address).subscribe(sub.channel)
+        # Set before the subscribe is sent: a waiter joining meanwhile finds the
+        # confirmation it must wait for on that node's listener.
         sub.address = address
-        return confirmed
+        if address is None:
+            return None
+        return self._listener(address).subscribe(sub.channel)
 
     def subscribe(self, channel: str, timeout: float, rule: WakeRule = "lock") -> Subscription:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
@@ -274,6 +276,13 @@ class PubSubService:
         self._unsubscribe_locked(sub)
 
     def _unsubscribe_locked(self, sub: ChannelSub) -> None:
+        if self._table.get(sub.channel) is not None:
+            # Its channel was subscribed again meanwhile (a sweep unsubscribes its
+            # channels one by one, and where the table's lock is a no-op a waiter may
+            # join between two of them): an UNSUBSCRIBE now would undo that
+            # subscription at the node, and taking its confirmation would leave its
+            # waiter without one.
+            return
         listener = self._listeners.get(sub.address) if sub.address is not None else None
         if listener is not None:
             listener.confirmations.pop(sub.channel, None)

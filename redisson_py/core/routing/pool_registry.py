@@ -34,23 +34,59 @@ class IdleConnections:
     goes to the pool when the stack is empty, so the pool still bounds how many exist.
     A broken connection is kept too: redis-py reconnects it on its next send. A forked
     child never reuses its parent's sockets.
+
+    While a caller waits on the pool (more calls at once than the pool holds: a burst of
+    thousands of waiters' first attempts), a connection given back must go to the pool,
+    not here: that caller waits on the pool's own queue and would otherwise wait until
+    its timeout while idle connections pile up here. `waiting` counts those callers
+    (see `enter_checkout`), and `keeps` says where a connection given back goes.
     """
 
-    __slots__ = ("_pid", "_stack")
+    __slots__ = ("_checkouts", "_pid", "_stack")
 
     def __init__(self) -> None:
         self._stack: deque[Any] = deque()
         self._pid = os.getpid()
+        self._checkouts: deque[None] = deque()
+        """One entry per caller between `enter_checkout` and `leave_checkout` (a
+        deque's append and pop are atomic: threads need no lock to count)."""
 
     def take(self) -> Any:
         """An idle connection, or None (then take one from the pool)."""
         if self._pid != os.getpid():
-            self._stack, self._pid = deque(), os.getpid()
+            self.forget_if_forked()
             return None
         try:
             return self._stack.pop()  # atomic: threads need no lock here
         except IndexError:
             return None
+
+    def enter_checkout(self) -> Any:
+        """Count the caller as waiting on the pool, then look here once more: a
+        connection given back before the count was seen is here (take it, and call
+        `leave_checkout`), one given back after goes to the pool."""
+        self.forget_if_forked()
+        self._checkouts.append(None)
+        return self.take()
+
+    def forget_if_forked(self) -> None:
+        """In a forked child, forget the parent's connections and callers."""
+        if self._pid != os.getpid():
+            self._stack, self._checkouts, self._pid = deque(), deque(), os.getpid()
+
+    def leave_checkout(self) -> None:
+        if self._checkouts:  # emptied meanwhile only by a fork
+            self._checkouts.pop()
+
+    @property
+    def waiting(self) -> int:
+        """Callers between `enter_checkout` and `leave_checkout`."""
+        return len(self._checkouts)
+
+    def keeps(self) -> bool:
+        """True: give a connection back here (`give`); False: a caller waits on the
+        pool, release the connection to the pool instead."""
+        return not self._checkouts
 
     def give(self, connection: Any) -> None:
         self._stack.append(connection)

@@ -22,7 +22,7 @@ from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.harness_connections import connect_in_namespace
 from redisson_py.testing.network.namespace import NetworkNamespace
 from redisson_py.testing.topologies.ports import BUS_PORT_OFFSET
-from redisson_py.testing.topologies.replies import parse_info
+from redisson_py.testing.topologies.replies import parse_client_list, parse_info
 from redisson_py.testing.topologies.waiting import NotYet, wait_until
 
 __all__ = ["Node", "NodeStartError", "PortConflictError"]
@@ -177,6 +177,12 @@ class Node:
     def info(self, section: str = "replication") -> dict[str, str]:
         """``INFO <section>`` as a flat mapping; raises redis errors if unreachable."""
         return parse_info(str(self.command("INFO", section)))
+
+    def connections(self, name: str | None = None) -> list[dict[str, str]]:
+        """This node's client connections (``CLIENT LIST``, one mapping of field to
+        value each), only those named ``name`` (``clientName``) when given."""
+        entries = parse_client_list(str(self.command("CLIENT", "LIST")))
+        return [e for e in entries if name is None or e.get("name") == name]
 
     def role(self) -> str:
         """The live role: ``"master"``, ``"slave"`` or ``"sentinel"`` (``ROLE``).

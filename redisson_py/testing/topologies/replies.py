@@ -15,6 +15,8 @@ from typing import Any
 __all__ = [
     "ClusterNodeEntry",
     "SlotRange",
+    "is_pubsub_connection",
+    "parse_client_list",
     "parse_cluster_nodes",
     "parse_cluster_slots",
     "parse_info",
@@ -33,6 +35,23 @@ def parse_info(text: str) -> dict[str, str]:
         key, _, value = line.partition(":")
         out[key] = value
     return out
+
+
+def parse_client_list(text: str) -> list[dict[str, str]]:
+    """``CLIENT LIST`` text: one mapping of field to value (``name``, ``flags``, ``sub``,
+    ``ssub``...) per connection."""
+    return [
+        dict(field.split("=", 1) for field in line.split() if "=" in field)
+        for line in text.splitlines()
+        if line.strip()
+    ]
+
+
+def is_pubsub_connection(entry: Mapping[str, str]) -> bool:
+    """Whether a ``CLIENT LIST`` entry is a connection in pub/sub mode (flag ``P``, or
+    subscribed to a channel, a pattern or a shard channel)."""
+    counts = (entry.get(field, "0") for field in ("sub", "psub", "ssub"))
+    return "P" in entry.get("flags", "") or any(c not in ("", "0") for c in counts)
 
 
 def parse_replica_entries(info: dict[str, str]) -> list[dict[str, str]]:
