@@ -9,7 +9,8 @@ names in `redisson_py.sync._primitives`:
 - an `Event` and a `Waker` (a waiter queue) are futures here, a
   ``threading.Event`` / ``threading.Condition`` there;
 - `ThreadLock` is a no-op here: everything runs on one event loop, and no
-  ``await`` happens while shared state is half-updated;
+  ``await`` happens while shared state is half-updated; `SendLock`, held across
+  awaits, is an ``asyncio.Lock`` here and a ``threading.Lock`` there;
 - a round trip is timed as a whole by `round_trip_timeout` here (redis-py's own
   asyncio socket timeout starts a task per command); the threaded shell relies on
   socket timeouts;
@@ -67,6 +68,24 @@ class ThreadLock:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+class SendLock:
+    """A lock held across awaits by the tasks sharing one connection (an
+    ``asyncio.Lock``): redis-py's ``PubSub`` connects on its first command, and two tasks
+    subscribing at once would each connect, the later connection replacing the earlier
+    one with its subscription on it."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
 
 
 class Event:

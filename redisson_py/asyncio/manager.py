@@ -163,6 +163,24 @@ class ConnectionManager(ManagerBase):
         return connection
 
     @staticmethod
+    async def _checkout(pool: Any, idle: IdleConnections) -> Any:
+        """A connection from the pool itself (no idle one was kept)."""
+        idle.checkout_started()
+        try:
+            return await checkout(pool)
+        finally:
+            idle.checkout_ended()
+
+    @staticmethod
+    async def _give(pool: Any, idle: IdleConnections, connection: Any) -> None:
+        """Keep ``connection`` for the next call, or give it back to the pool when a
+        call is waiting for one there (see `IdleConnections`)."""
+        if idle.pool_wanted:
+            await pool.release(connection)
+        else:
+            idle.give(connection)
+
+    @staticmethod
     async def _read(connection: Any, count: int) -> list[Any]:
         """``count`` replies, error replies as exceptions."""
         replies: list[Any] = []
@@ -193,7 +211,7 @@ class ConnectionManager(ManagerBase):
         try:
             async with primitives.round_trip_timeout(timeout):
                 if connection is None:
-                    connection = await checkout(pool)
+                    connection = await self._checkout(pool, idle)
                 if probing is not None:
                     await connection.send_packed_command([pack([("ROLE",)])])
                     [role] = await self._read(connection, 1)
@@ -206,12 +224,12 @@ class ConnectionManager(ManagerBase):
         except BaseException as error:
             if connection is not None:
                 await connection.disconnect()
-                idle.give(connection)
+                await self._give(pool, idle, connection)
             replacement = self._failed(error, address)
             if replacement is not error:
                 raise replacement from error
             raise
-        idle.give(connection)
+        await self._give(pool, idle, connection)
         return replies
 
     async def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
@@ -229,7 +247,7 @@ class ConnectionManager(ManagerBase):
                 raise replacement from error
             raise
         finally:
-            self._slot(key)[1].give(connection)
+            await self._give(*self._slot(key), connection)
 
     async def _roundtrip(self, planned: Planned) -> list[Any]:
         replies: list[Any] = await self._send(self.pool_key(planned), planned.commands(), read=True)

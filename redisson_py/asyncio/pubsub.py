@@ -74,6 +74,10 @@ class _Listener:
         pool = service.manager.pools.get(address, pubsub=True)
         self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
         self.confirmations: dict[str, primitives.Event] = {}
+        # One (un)subscribe at a time: redis-py's PubSub connects on the first, and
+        # several tasks connecting at once would each open a connection, the last one
+        # replacing the others with their subscriptions on them (never confirmed).
+        self._sending = primitives.SendLock()
         self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
 
@@ -81,10 +85,11 @@ class _Listener:
         """Send the subscribe; the returned event is set when the node confirms it."""
         confirmed = self.confirmations.setdefault(channel, primitives.Event())
         try:
-            if self.sharded:
-                await self.pubsub.ssubscribe(channel)
-            else:
-                await self.pubsub.subscribe(channel)
+            async with self._sending:
+                if self.sharded:
+                    await self.pubsub.ssubscribe(channel)
+                else:
+                    await self.pubsub.subscribe(channel)
         except ResponseError as error:
             # A new connection's handshake refused (BUSY...): a refusal, which a waiter
             # outlasts by polling, as when the node cannot be reached.
@@ -97,10 +102,11 @@ class _Listener:
 
     async def unsubscribe(self, channel: str) -> None:
         try:
-            if self.sharded:
-                await self.pubsub.sunsubscribe(channel)
-            else:
-                await self.pubsub.unsubscribe(channel)
+            async with self._sending:
+                if self.sharded:
+                    await self.pubsub.sunsubscribe(channel)
+                else:
+                    await self.pubsub.unsubscribe(channel)
         except Exception as error:  # the connection is going anyway; the reader notices
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 

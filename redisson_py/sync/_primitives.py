@@ -43,6 +43,9 @@ class Cancelled(BaseException):
 
 ThreadLock = threading.Lock
 
+SendLock = threading.Lock
+"""Held by the threads sharing one pub/sub connection while they send on it."""
+
 
 class Event(threading.Event):
     """``threading.Event``; ``wait`` returns whether it is set."""

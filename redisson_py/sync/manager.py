@@ -165,6 +165,24 @@ class ConnectionManager(ManagerBase):
         return connection
 
     @staticmethod
+    def _checkout(pool: Any, idle: IdleConnections) -> Any:
+        """A connection from the pool itself (no idle one was kept)."""
+        idle.checkout_started()
+        try:
+            return checkout(pool)
+        finally:
+            idle.checkout_ended()
+
+    @staticmethod
+    def _give(pool: Any, idle: IdleConnections, connection: Any) -> None:
+        """Keep ``connection`` for the next call, or give it back to the pool when a
+        call is waiting for one there (see `IdleConnections`)."""
+        if idle.pool_wanted:
+            pool.release(connection)
+        else:
+            idle.give(connection)
+
+    @staticmethod
     def _read(connection: Any, count: int) -> list[Any]:
         """``count`` replies, error replies as exceptions."""
         replies: list[Any] = []
@@ -195,7 +213,7 @@ class ConnectionManager(ManagerBase):
         try:
             with primitives.round_trip_timeout(timeout):
                 if connection is None:
-                    connection = checkout(pool)
+                    connection = self._checkout(pool, idle)
                 if probing is not None:
                     connection.send_packed_command([pack([("ROLE",)])])
                     [role] = self._read(connection, 1)
@@ -208,12 +226,12 @@ class ConnectionManager(ManagerBase):
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()
-                idle.give(connection)
+                self._give(pool, idle, connection)
             replacement = self._failed(error, address)
             if replacement is not error:
                 raise replacement from error
             raise
-        idle.give(connection)
+        self._give(pool, idle, connection)
         return replies
 
     def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
@@ -231,7 +249,7 @@ class ConnectionManager(ManagerBase):
                 raise replacement from error
             raise
         finally:
-            self._slot(key)[1].give(connection)
+            self._give(*self._slot(key), connection)
 
     def _roundtrip(self, planned: Planned) -> list[Any]:
         replies: list[Any] = self._send(self.pool_key(planned), planned.commands(), read=True)

@@ -76,6 +76,10 @@ class _Listener:
         pool = service.manager.pools.get(address, pubsub=True)
         self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
         self.confirmations: dict[str, primitives.Event] = {}
+        # One (un)subscribe at a time: redis-py's PubSub connects on the first, and
+        # several threads connecting at once would each open a connection, the last one
+        # replacing the others with their subscriptions on them (never confirmed).
+        self._sending = primitives.SendLock()
         self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
 
@@ -83,10 +87,11 @@ class _Listener:
         """Send the subscribe; the returned event is set when the node confirms it."""
         confirmed = self.confirmations.setdefault(channel, primitives.Event())
         try:
-            if self.sharded:
-                self.pubsub.ssubscribe(channel)
-            else:
-                self.pubsub.subscribe(channel)
+            with self._sending:
+                if self.sharded:
+                    self.pubsub.ssubscribe(channel)
+                else:
+                    self.pubsub.subscribe(channel)
         except ResponseError as error:
             # A new connection's handshake refused (BUSY...): a refusal, which a waiter
             # outlasts by polling, as when the node cannot be reached.
@@ -99,10 +104,11 @@ class _Listener:
 
     def unsubscribe(self, channel: str) -> None:
         try:
-            if self.sharded:
-                self.pubsub.sunsubscribe(channel)
-            else:
-                self.pubsub.unsubscribe(channel)
+            with self._sending:
+                if self.sharded:
+                    self.pubsub.sunsubscribe(channel)
+                else:
+                    self.pubsub.unsubscribe(channel)
         except Exception as error:  # the connection is going anyway; the reader notices
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 

@@ -32,15 +32,21 @@ class IdleConnections:
     call itself on loopback (a queue with condition variables, a readiness ``select``,
     metrics); a lock call takes one from this stack instead and puts it back, and only
     goes to the pool when the stack is empty, so the pool still bounds how many exist.
-    A broken connection is kept too: redis-py reconnects it on its next send. A forked
-    child never reuses its parent's sockets.
+    A connection comes back here, not to the pool, unless a call is waiting for the pool
+    (every connection of the pool is out: more calls at once than the pool holds): then
+    it goes back to the pool, which hands it to that call; kept here, it would leave the
+    call waiting for the pool's timeout. A broken connection is kept too: redis-py
+    reconnects it on its next send. A forked child never reuses its parent's sockets.
     """
 
-    __slots__ = ("_pid", "_stack")
+    __slots__ = ("_checkouts", "_pid", "_stack")
 
     def __init__(self) -> None:
         self._stack: deque[Any] = deque()
         self._pid = os.getpid()
+        # One entry per call checking a connection out of the pool now (append and pop
+        # of a deque are atomic: threads need no lock).
+        self._checkouts: deque[None] = deque()
 
     def take(self) -> Any:
         """An idle connection, or None (then take one from the pool)."""
@@ -54,6 +60,18 @@ class IdleConnections:
 
     def give(self, connection: Any) -> None:
         self._stack.append(connection)
+
+    def checkout_started(self) -> None:
+        """A call goes to the pool for a connection (the stack was empty)."""
+        self._checkouts.append(None)
+
+    def checkout_ended(self) -> None:
+        self._checkouts.pop()
+
+    @property
+    def pool_wanted(self) -> bool:
+        """True while a call waits for the pool: give connections back to the pool."""
+        return bool(self._checkouts)
 
 
 class PoolRegistry(Generic[P]):
