@@ -36,9 +36,10 @@ class TopologyChanged(RedisConnectionError):
     it before sending anything); retried as a connection error after a refresh."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Planned:
-    """One call as sent to one node."""
+    """One call as sent to one node (made per round trip: not frozen, for speed, like
+    `Call`; changed only by `dataclasses.replace`, never in place)."""
 
     effect: Call | Direct
     address: Address
