@@ -143,6 +143,25 @@ def cluster(directory: Path, cl: dict[str, Any]) -> Path:
     )
 
 
+def asyncio_contended(directory: Path, ac: dict[str, Any]) -> Path:
+    floor = ac["median"]["floor-asyncio-queued"]
+    items = [
+        (
+            kind,
+            LABELS[kind],
+            rate,
+            f"{rate:,.0f}/s  {rate / floor:.2f}x  fairness {ac['fairness'][kind]:.2f}",
+        )
+        for kind, rate in ac["median"].items()
+    ]
+    return _bars(
+        directory / "asyncio_contended.png",
+        f"Contended asyncio: {ac['layout']}",
+        "acquisitions per second (ratio: vs the floor)",
+        items,
+    )
+
+
 def memory(directory: Path, mem: dict[str, Any]) -> Path:
     figure, axes = plt.subplots(figsize=(8, 3.5))
     cycles = [p["cycles"] for p in mem["points"]]
@@ -181,6 +200,8 @@ def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
         paths.append(
             contended(directory, results["contended"], un["median"]["floor"] if un else None)
         )
+    if results.get("asyncio_contended"):
+        paths.append(asyncio_contended(directory, results["asyncio_contended"]))
     if results.get("redlock"):
         paths.append(redlock(directory, results["redlock"]))
         if results["redlock"].get("rtt"):

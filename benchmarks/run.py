@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    bench_asyncio_contended,
     bench_cluster,
     bench_contended,
     bench_handoff,
@@ -40,7 +41,16 @@ from benchmarks.targets import judge, judge_scale
 from redisson_py.testing import start_topology
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ALL = ("uncontended", "handoff", "contended", "redlock", "cluster", "watchdog", "memory")
+ALL = (
+    "uncontended",
+    "handoff",
+    "contended",
+    "asyncio_contended",
+    "redlock",
+    "cluster",
+    "watchdog",
+    "memory",
+)
 SCALE = ("waiters", "held", "names")
 """How cost grows (``--scale``): not in the default run, which has a time budget."""
 BUDGET_SECONDS = 600
@@ -247,10 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             "handoff": lambda: bench_handoff.run(server, count=20 if quick else 220),
             "contended": lambda: bench_contended.run(server, window=0.3 if quick else 2.0),
+            "asyncio_contended": lambda: bench_asyncio_contended.run(
+                server, rounds=2 if quick else 3, window=0.3 if quick else 2.0
+            ),
             "watchdog": lambda: _watchdog(server, quick),
             "memory": lambda: bench_memory.run(server, cycles=cycles),
         }
-        for name in ("uncontended", "handoff", "contended"):
+        for name in ("uncontended", "handoff", "contended", "asyncio_contended"):
             if name in chosen:
                 results[name] = _timed(name, steps[name])
         if "redlock" in chosen:

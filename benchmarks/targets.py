@@ -1,4 +1,6 @@
-"""Issue 14's targets, judged on one run's results: MET or MISSED, with the figure.
+"""Issue 27's targets (issue 14's, restated and extended), judged on one run's results:
+MET or MISSED, with the figure; a figure the issue asks for beside a target, with no
+threshold of its own, is REPORTED.
 
 Every comparison with a peer or a floor uses figures measured in the same run, against
 the same redis-server; ratios are paired (see :func:`benchmarks.stats.paired_ratio`)."""
@@ -16,9 +18,14 @@ UNCONTENDED_MIN_RATIO = 1.0
 ASYNCIO_MIN_RATIO = 0.95
 HANDOFF_MAX_P50_RATIO = 1.1
 HANDOFF_MAX_P99 = 0.003
+CONTENDED_MIN_RATIO = 0.95
+"""Contended acquisitions/s, at least this share of python-redis-lock's in the same run."""
 CONTENDED_MIN_FAIRNESS = 0.99
-REDLOCK5_MAX_VS_FLOOR = 1.15
+ASYNCIO_CONTENDED_MIN_RATIO = 0.9
+"""100 asyncio tasks on 10 locks: at least this share of the same work by the raw scripts."""
+REDLOCK5_MAX_VS_FLOOR = 1.25
 REDLOCK5_MAX_VS_SINGLE_RTT = 1.3
+CLUSTER_MIN_RATIO = 0.9
 MEMORY_TARGET_CYCLES = 1_000_000
 
 
@@ -91,16 +98,8 @@ def _handoff(ho: dict[str, Any]) -> list[Verdict]:
     return [
         Verdict(
             "hand-off",
-            "p50 <= python-redis-lock's p50 (same run)",
-            # The reference beside them: the least a waiter woken by pub/sub (as
-            # Redisson's protocol has it) can take, against a peer woken by BLPOP.
-            f"{_ms(ours['p50'])} vs {_ms(peer['p50'])} ({_x(ours['p50'] / peer['p50'])});"
-            f" the pub/sub reference: {_ms(ref['p50'])}",
-            ours["p50"] <= peer["p50"],
-        ),
-        Verdict(
-            "hand-off",
-            f"p50 <= {HANDOFF_MAX_P50_RATIO}x a PUBLISH + 1 round trip",
+            f"p50 <= {HANDOFF_MAX_P50_RATIO}x a PUBLISH + 1 round trip (the bound of a "
+            "waiter woken by pub/sub, as Redisson's protocol has it)",
             f"{_x(ratio)} ({_ms(ours['p50'])} vs {_ms(ref['p50'])}; {ours['count']} hand-offs)",
             ratio <= HANDOFF_MAX_P50_RATIO,
         ),
@@ -110,20 +109,46 @@ def _handoff(ho: dict[str, Any]) -> list[Verdict]:
             f"{_ms(ours['p99'])} (the reference's own p99: {_ms(ref['p99'])})",
             ours["p99"] <= HANDOFF_MAX_P99,
         ),
+        # A peer beside the target, not a target: python-redis-lock's waiter is woken by
+        # BLPOP (the release pushes to a list the waiter blocks on), which costs no
+        # round trip after the wake-up.
+        Verdict(
+            "hand-off",
+            "p50 beside python-redis-lock's (woken by BLPOP; a peer, no threshold)",
+            f"{_ms(ours['p50'])} vs {_ms(peer['p50'])} ({_x(ours['p50'] / peer['p50'])})",
+            True,
+            reported_only=True,
+        ),
     ]
 
 
 def _contended(co: dict[str, Any]) -> list[Verdict]:
     ours, peer = co["results"]["ours"], co["results"]["python-redis-lock"]
+    ratio = ours["rate"] / peer["rate"]
     return [
         Verdict(
             "contended",
-            "acquisitions/s >= python-redis-lock's, with Jain fairness >= "
-            f"{CONTENDED_MIN_FAIRNESS}",
-            f"{ours['rate']:,.0f}/s, fairness {ours['fairness']:.3f} (python-redis-lock "
-            f"{peer['rate']:,.0f}/s, fairness {peer['fairness']:.3f}; "
-            f"{_x(ours['rate'] / peer['rate'])})",
-            ours["rate"] >= peer["rate"] and ours["fairness"] >= CONTENDED_MIN_FAIRNESS,
+            f"acquisitions/s >= {CONTENDED_MIN_RATIO}x python-redis-lock's, with Jain "
+            f"fairness >= {CONTENDED_MIN_FAIRNESS}",
+            f"{_x(ratio)} ({ours['rate']:,.0f}/s, fairness {ours['fairness']:.3f}; "
+            f"python-redis-lock {peer['rate']:,.0f}/s, fairness {peer['fairness']:.3f})",
+            ratio >= CONTENDED_MIN_RATIO and ours["fairness"] >= CONTENDED_MIN_FAIRNESS,
+        )
+    ]
+
+
+def _asyncio_contended(ac: dict[str, Any]) -> list[Verdict]:
+    median = ac["median"]
+    return [
+        Verdict(
+            "asyncio contended",
+            f"100 tasks on 10 locks, one process: acquisitions/s >= "
+            f"{ASYNCIO_CONTENDED_MIN_RATIO}x the same work by the raw scripts",
+            f"{_x(ac['ratio'])} ({median['ours-asyncio']:,.0f} vs "
+            f"{median['floor-asyncio-queued']:,.0f}/s; fairness "
+            f"{ac['fairness']['ours-asyncio']:.3f} vs "
+            f"{ac['fairness']['floor-asyncio-queued']:.3f})",
+            ac["ratio"] >= ASYNCIO_CONTENDED_MIN_RATIO,
         )
     ]
 
@@ -164,11 +189,10 @@ def _cluster(cl: dict[str, Any]) -> list[Verdict]:
     return [
         Verdict(
             "cluster",
-            "many independent locks from 2 processes across 3 masters: acquisitions/s vs "
-            "the floor (no threshold set)",
+            "many independent locks from 2 processes x 4 threads across 3 masters: "
+            f"acquisitions/s >= {CLUSTER_MIN_RATIO}x the floor",
             f"{_x(cl['ratio'])} ({median['ours']:,.0f} vs {median['floor']:,.0f} acquisitions/s)",
-            True,
-            reported_only=True,
+            cl["ratio"] >= CLUSTER_MIN_RATIO,
         )
     ]
 
@@ -231,6 +255,7 @@ JUDGES = {
     "uncontended": _uncontended,
     "handoff": _handoff,
     "contended": _contended,
+    "asyncio_contended": _asyncio_contended,
     "redlock": _redlock,
     "cluster": _cluster,
     "watchdog": _watchdog,

@@ -54,6 +54,18 @@ class Address:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
 
+    def __post_init__(self) -> None:
+        # Every call looks its node up in dicts (pools, replica counts): hash it once.
+        fields = (self.scheme, self.host, self.port, self.username, self.password)
+        object.__setattr__(self, "_hash", hash(fields))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[type[Address], tuple[object, ...]]:
+        # Built anew when unpickled: a str's hash differs from one process to another.
+        return (Address, (self.scheme, self.host, self.port, self.username, self.password))
+
     def with_endpoint(self, host: str, port: int) -> Address:
         """The same scheme and credentials at another endpoint (a NAT-mapped or discovered node)."""
         return Address(self.scheme, host, port, self.username, self.password)

@@ -27,6 +27,13 @@ log = logging.getLogger("redisson_py.connection")
 REFRESH_THROTTLE = 0.05
 """Shortest gap between two refreshes asked for by errors, so a burst makes one."""
 
+ROUTES_KEPT = 4096
+"""Routes remembered per view (a lock name's master and replica count): a loop over a
+few thousand locks looks each up once per view; more names start the memory afresh."""
+
+Route = tuple[Address, int, bool]
+"""(master, replicas a WAIT asks for, ask the master its replicas first?)."""
+
 ConnectionKey = tuple[Address, float | None, bool]
 """(node, reply timeout or None for the default, sentinel?)."""
 
@@ -41,6 +48,8 @@ class ManagerBase:
         self._aof = config.lock_sync_mode == LockSyncMode.WAITAOF
         self._unreplicated_told: set[Address] = set()
         self._view: TopologyView = TopologyView.single_master(self.mode.seeds()[0])
+        # The view and the routes worked out in it, swapped as one (see `plan`).
+        self._routes: tuple[TopologyView, dict[str, Route]] = (self._view, {})
 
     @property
     def view(self) -> TopologyView:
@@ -50,6 +59,7 @@ class ManagerBase:
     @view.setter
     def view(self, new: TopologyView) -> None:
         self._view = new
+        self._routes = (new, {})
         self._tell_unreplicated(new)
 
     def _tell_unreplicated(self, view: TopologyView) -> None:
@@ -92,17 +102,31 @@ class ManagerBase:
         counts for that master (`TopologyView.replicas_to_wait_for`)."""
         if isinstance(effect, Direct):
             return Planned(effect, effect.address)
-        address = self.master_address(effect.route)
-        required = 0
-        probe = False
-        if effect.sync_replicas is not None:
-            required = self.view.replicas_to_wait_for(address)
-            # Replicas the view flags down are not waited for, but a flag can lag: a
-            # replica back from a restart may be attached already, and promoted by a
-            # failover before the view learns it. Then the master is asked (ROLE).
-            probe = required < len(self.view.replicas.get(address, ()))
-        aof = self._aof and effect.sync_replicas is not None
-        return Planned(effect, address, required=required, aof=aof, probe=probe)
+        # A route is worked out once per view: the view and its routes are read as one
+        # pair, so a route found in an old view never lands among a new view's.
+        view, routes = self._routes
+        route = routes.get(effect.route)
+        if route is None:
+            route = self._route(view, effect.route)
+            if len(routes) >= ROUTES_KEPT:
+                routes.clear()
+            routes[effect.route] = route
+        address, required, probe = route
+        if effect.sync_replicas is None:
+            return Planned(effect, address)
+        return Planned(effect, address, required=required, aof=self._aof, probe=probe)
+
+    def _route(self, view: TopologyView, name: str) -> Route:
+        master = view.master_for(name)
+        if master is None:
+            self.suspect(None)
+            raise TopologyChanged(f"no master serves the slot of {name!r} right now")
+        required = view.replicas_to_wait_for(master)
+        # Replicas the view flags down are not waited for, but a flag can lag: a replica
+        # back from a restart may be attached already, and promoted by a failover before
+        # the view learns it. Then the master is asked (ROLE).
+        probe = required < len(view.replicas.get(master, ()))
+        return master, required, probe
 
     def pool_key(self, planned: Planned) -> ConnectionKey:
         effect = planned.effect

@@ -36,9 +36,10 @@ class TopologyChanged(RedisConnectionError):
     it before sending anything); retried as a connection error after a refresh."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Planned:
-    """One call as sent to one node."""
+    """One call as sent to one node (made per round trip: not frozen, for speed, like
+    `Call`; changed only by `dataclasses.replace`, never in place)."""
 
     effect: Call | Direct
     address: Address
@@ -127,11 +128,12 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
             continue
         out.append(b"*%d\r\n" % len(words))
         for arg in words:
-            if isinstance(arg, str):
-                data = arg.encode()
-            elif isinstance(arg, bytes):
+            kind = type(arg)  # exact types first (the common case), subclasses after
+            if kind is str:
+                data = arg.encode()  # type: ignore[union-attr]
+            elif kind is bytes:
                 data = arg
-            elif type(arg) is int or type(arg) is float:  # not bool: True is no number here
+            elif kind is int or kind is float:  # not bool: True is no number here
                 data = repr(arg).encode()
             else:
                 data = _encode_other(arg)
@@ -140,7 +142,11 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
 
 
 def _encode_other(arg: object) -> bytes:
-    # Subclasses of int and float (never bool: True would go out as "True").
+    # Subclasses of str, bytes, int and float (never bool: True would go out as "True").
+    if isinstance(arg, str):
+        return arg.encode()
+    if isinstance(arg, bytes):
+        return bytes(arg)
     if isinstance(arg, bool) or not isinstance(arg, int | float):
         raise TypeError(f"a command argument must be str, bytes, int or float, not {arg!r}")
     return repr(arg).encode()
