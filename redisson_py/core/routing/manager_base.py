@@ -105,6 +105,8 @@ class ManagerBase:
         # A route is worked out once per view: the view and its routes are read as one
         # pair, so a route found in an old view never lands among a new view's.
         view, routes = self._routes
+        if view is not self.view:  # a manager that follows another's view (a twin)
+            view, routes = self._routes = (self.view, {})
         route = routes.get(effect.route)
         if route is None:
             route = self._route(view, effect.route)
