@@ -26,16 +26,27 @@ KeyPath = tuple[str | int, ...]
 STRING_SOURCE: Final = "<string>"
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SECRET_WORDS: Final = ("password", "secret", "token", "username", "credential")
+_TYPO_GAP: Final = 4
+"""Letters a mistyped key may have inside a secret word and still count as one."""
+_SECRET_PATTERN: Final = re.compile(
+    "|".join(
+        f"{re.escape(word[:cut])}.{{0,{_TYPO_GAP}}}{re.escape(word[cut:])}"
+        for word in _SECRET_WORDS
+        for cut in range(1, len(word))
+    )
+)
+"""A secret word, possibly with up to `_TYPO_GAP` stray letters inside it."""
 
 
 def secret_key(path: KeyPath) -> bool:
     """Whether the setting at ``path`` may hold a secret: any key on it containing
-    password, secret, token, username or credential (case-insensitive, letters only: a
-    mistyped ``sslKeystoreP assword`` still counts). Such values are never quoted in a
+    password, secret, token, username or credential (case-insensitive, letters only, and
+    with up to four stray letters inside the word: a mistyped ``sslKeystoreP assword``
+    or ``sslKeystorePAassword`` still counts). Such values are never quoted in a
     message."""
     return any(
         isinstance(part, str)
-        and any(word in "".join(filter(str.isalpha, part.lower())) for word in _SECRET_WORDS)
+        and _SECRET_PATTERN.search("".join(filter(str.isalpha, part.lower()))) is not None
         for part in path
     )
 

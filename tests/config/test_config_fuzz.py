@@ -116,6 +116,8 @@ def test_generated_documents_load_or_raise_config_error(text: str) -> None:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.binary(max_size=4), st.integers(0, 200))
 @example("sslKeystorePassword: !!int pw-Xy7q\nsingleServerConfig:\n", b" ", 12)
+@example("sslKeystorePassword: !!int pw-Xy7q\nsingleServerConfig:\n", b"A", 12)
+@example("sslKeystorePassword: !!int pw-Xy7q\nsingleServerConfig:\n", b"AbCd", 15)
 def test_generated_bytes_load_or_raise_config_error(text: str, noise: bytes, at: int) -> None:
     data = text.encode("utf-8", "surrogatepass")
     _load(data[:at] + noise + data[at:])
