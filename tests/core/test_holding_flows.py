@@ -29,7 +29,7 @@ class Node:
     publish_command = "PUBLISH"
 
     def describe(self, name: str) -> str:
-        return "10.0.0.1:6379"
+        return "127.0.0.9:6379"
 
 
 NODE = Node()
@@ -146,7 +146,7 @@ def test_a_release_still_failing_at_the_deadline_is_warned_about(
     caplog.set_level(logging.WARNING)
     assert shutdown.warn_unreleased(releases) == 1
     message = caplog.records[-1].getMessage()
-    assert "'stuck'" in message and "10.0.0.1:6379" in message and "frozen" in message
+    assert "'stuck'" in message and "127.0.0.9:6379" in message and "frozen" in message
 
 
 def test_the_last_renewal_before_the_cap_makes_the_key_expire_at_the_cap() -> None:
