@@ -55,15 +55,21 @@ def harness_processes() -> set[int]:
 
 
 def harness_containers() -> set[str]:
-    """Names of the containers (running or not) labelled as the harness's."""
+    """Names of the containers (running or not) labelled as the harness's whose node
+    directory (mounted at the same path) is under this test's run root: not those of
+    tests running beside it (pytest-xdist's other workers, another test run)."""
     if not docker_engine_answers():
         return set()
+    root = str(topologies_root())
     client = docker.from_env()
     try:
         return {
             c.name
             for c in client.containers.list(
                 all=True, filters={"label": "org.redisson-py.harness=1"}
+            )
+            if any(
+                str(mount.get("Source", "")).startswith(root) for mount in c.attrs.get("Mounts", [])
             )
         }
     finally:

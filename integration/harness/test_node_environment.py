@@ -38,7 +38,15 @@ def seconds_ahead(node: Node) -> float:
 
 
 def shm_leftovers() -> set[str]:
-    return {name for name in os.listdir("/dev/shm") if "faketime" in name}
+    """libfaketime's objects in /dev/shm made by this process (the harness tags its own
+    with its pid) or by libfaketime itself: not those of tests running beside this one
+    in other processes (pytest-xdist's workers)."""
+    ours = f"rpy-{os.getpid()}-"
+    return {
+        name
+        for name in os.listdir("/dev/shm")
+        if "faketime" in name and (ours in name or "rpy-" not in name)
+    }
 
 
 def test_a_node_on_a_fake_clock_jumps_and_keeps_its_environment_across_a_restart(
