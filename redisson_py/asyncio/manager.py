@@ -161,8 +161,8 @@ class ConnectionManager(ManagerBase):
     @staticmethod
     async def _idle_connection(idle: IdleConnections) -> Any:
         """An idle connection fit to send on, or None (check one out of the pool)."""
-        connection = idle.take()
-        if connection is not None and await primitives.stale(connection):
+        connection, check = idle.take_idle(time.monotonic())
+        if check and await primitives.stale(connection):
             # The server closed it (a restart, a failover, an idle timeout): a command
             # sent on it would fail, or be lost, for nothing. It reconnects on send.
             await connection.disconnect()
@@ -186,7 +186,7 @@ class ConnectionManager(ManagerBase):
         """Keep ``connection`` for the next call, or release it to ``pool`` when a
         caller waits there."""
         if idle.keeps():
-            idle.give(connection)
+            idle.give(connection, time.monotonic())
         else:
             await pool.release(connection)
 

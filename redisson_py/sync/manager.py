@@ -163,8 +163,8 @@ class ConnectionManager(ManagerBase):
     @staticmethod
     def _idle_connection(idle: IdleConnections) -> Any:
         """An idle connection fit to send on, or None (check one out of the pool)."""
-        connection = idle.take()
-        if connection is not None and primitives.stale(connection):
+        connection, check = idle.take_idle(time.monotonic())
+        if check and primitives.stale(connection):
             # The server closed it (a restart, a failover, an idle timeout): a command
             # sent on it would fail, or be lost, for nothing. It reconnects on send.
             connection.disconnect()
@@ -188,7 +188,7 @@ class ConnectionManager(ManagerBase):
         """Keep ``connection`` for the next call, or release it to ``pool`` when a
         caller waits there."""
         if idle.keeps():
-            idle.give(connection)
+            idle.give(connection, time.monotonic())
         else:
             pool.release(connection)
 

@@ -3,7 +3,7 @@ connection given back must go to the pool instead (a caller waits there)."""
 
 from __future__ import annotations
 
-from redisson_py.core.routing.pool_registry import IdleConnections
+from redisson_py.core.routing.pool_registry import CHECK_AFTER_IDLE, IdleConnections
 
 
 def test_a_connection_given_back_is_kept_while_nobody_waits_on_the_pool() -> None:
@@ -31,3 +31,14 @@ def test_a_connection_given_back_before_the_caller_was_counted_is_taken_here() -
     assert idle.enter_checkout() == "a"  # looked here once more after counting itself
     idle.leave_checkout()
     assert idle.waiting == 0
+
+
+def test_only_a_connection_idle_past_the_threshold_is_to_be_checked_for_staleness() -> None:
+    idle = IdleConnections()
+    idle.give("fresh", 100.0)
+    assert idle.take_idle(100.0 + CHECK_AFTER_IDLE / 2) == ("fresh", False)
+    idle.give("idle", 100.0)
+    assert idle.take_idle(100.0 + 2 * CHECK_AFTER_IDLE) == ("idle", True)
+    idle.give("unstamped")  # given back without a time: checked
+    assert idle.take_idle(0.0) == ("unstamped", True)
+    assert idle.take_idle(0.0) == (None, False)

@@ -10,6 +10,7 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 
 from __future__ import annotations
 
+import math
 import os
 from collections import deque
 from collections.abc import Callable
@@ -22,6 +23,10 @@ KwargsFor = Callable[[Address, bool], dict[str, Any]]
 """(address, sentinel?) -> keyword arguments for redis-py's Connection."""
 
 P = TypeVar("P")
+
+CHECK_AFTER_IDLE = 0.002
+"""Seconds a connection must have been idle before it is checked for staleness when
+taken (see `IdleConnections`)."""
 PoolKey = tuple[Address, float | None, bool, bool]
 
 
@@ -40,12 +45,18 @@ class IdleConnections:
     not here: that caller waits on the pool's own queue and would otherwise wait until
     its timeout while idle connections pile up here. `waiting` counts those callers
     (see `enter_checkout`), and `keeps` says where a connection given back goes.
+
+    A connection given back less than `CHECK_AFTER_IDLE` ago is taken without the
+    shells' staleness check (a poll: a system call that releases the GIL, a thread
+    switch per call when threads share the connections); one idle longer is checked.
+    A server that closed a connection within that time costs the call a connection
+    error, which the flows handle as any lost reply.
     """
 
     __slots__ = ("_checkouts", "_pid", "_stack")
 
     def __init__(self) -> None:
-        self._stack: deque[Any] = deque()
+        self._stack: deque[tuple[Any, float]] = deque()
         self._pid = os.getpid()
         self._checkouts: deque[None] = deque()
         """One entry per caller between `enter_checkout` and `leave_checkout` (a
@@ -53,13 +64,20 @@ class IdleConnections:
 
     def take(self) -> Any:
         """An idle connection, or None (then take one from the pool)."""
+        return self.take_idle(math.inf)[0]
+
+    def take_idle(self, now: float) -> tuple[Any, bool]:
+        """An idle connection (None: take one from the pool), and whether it has been
+        idle long enough to be checked for staleness before use (``now``: monotonic
+        seconds, as given to `give`)."""
         if self._pid != os.getpid():
             self.forget_if_forked()
-            return None
+            return None, False
         try:
-            return self._stack.pop()  # atomic: threads need no lock here
+            connection, given = self._stack.pop()  # atomic: threads need no lock here
         except IndexError:
-            return None
+            return None, False
+        return connection, now - given >= CHECK_AFTER_IDLE
 
     def enter_checkout(self) -> Any:
         """Count the caller as waiting on the pool, then look here once more: a
@@ -88,8 +106,10 @@ class IdleConnections:
         pool, release the connection to the pool instead."""
         return not self._checkouts
 
-    def give(self, connection: Any) -> None:
-        self._stack.append(connection)
+    def give(self, connection: Any, now: float = -math.inf) -> None:
+        """Keep ``connection``, given back at ``now`` (monotonic seconds; by default
+        long ago: checked when next taken)."""
+        self._stack.append((connection, now))
 
 
 class PoolRegistry(Generic[P]):
