@@ -110,6 +110,9 @@ def _run_on_server(session: nox.Session, server: str, suites: list[str]) -> None
         "-p",
         "no:cacheprovider",
         "--redis-backend=process",
+        # Side by side, as scripts/test runs the suite (see CONTRIBUTING.md).
+        "-n",
+        os.environ.get("REDISSON_PY_TEST_WORKERS", "3"),
         *session.posargs,
         env={"REDISSON_PY_REDIS_SERVER": binary},
         external=True,
