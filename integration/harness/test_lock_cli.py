@@ -290,9 +290,10 @@ def test_status_on_cluster(
             other.get_lock(name).force_unlock()
 
 
-@pytest.fixture(params=["single", "cluster"])
+@pytest.fixture(params=["single", "master_replica", "sentinel", "cluster"])
 def family_config(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The config of a single server or of a cluster."""
+    """The config of a single server, a master with replicas (masterSlaveServersConfig),
+    sentinels or a cluster: every manager the commands read through."""
     topology: Topology = request.getfixturevalue(f"{request.param}_topology")
     return write_config(topology, tmp_path / f"{request.param}.yaml")
 
