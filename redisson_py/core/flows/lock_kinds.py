@@ -64,9 +64,9 @@ def acquire_latch_field(owner: str) -> str:
 
 # Request ids come from a generator of this module's own, seeded by the OS (and seeded
 # again in a forked child). Not os.urandom per id: that is a system call releasing the
-# GIL, which with several threads acquiring costs a thread switch per acquire (cluster
-# throughput 0.70x -> 0.73x the floor). Not the random module's generator: a program's
-# random.seed() must not make ids repeat.
+# GIL, which with several threads acquiring costs a thread switch per acquire (see
+# `IdleConnections` for the other one removed). Not the random module's generator: a
+# program's random.seed() must not make ids repeat.
 _ids = random.Random()
 os.register_at_fork(after_in_child=_ids.seed)
 

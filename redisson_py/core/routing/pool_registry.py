@@ -23,11 +23,11 @@ KwargsFor = Callable[[Address, bool], dict[str, Any]]
 """(address, sentinel?) -> keyword arguments for redis-py's Connection."""
 
 P = TypeVar("P")
+PoolKey = tuple[Address, float | None, bool, bool]
 
 CHECK_AFTER_IDLE = 0.002
 """Seconds a connection must have been idle before it is checked for staleness when
 taken (see `IdleConnections`)."""
-PoolKey = tuple[Address, float | None, bool, bool]
 
 
 class IdleConnections:
