@@ -55,7 +55,7 @@ from redisson_py.chaos.common import (
 from redisson_py.core.routing.naming import owner_field
 from redisson_py.sync.lock import current_owner_id
 from redisson_py.testing import Node, Topology
-from redisson_py.testing.topologies.waiting import NotYet, wait_until
+from redisson_py.testing.topologies.waiting import HarnessTimeout, NotYet, wait_until
 
 MODES = ("sync-off", "sync-on", "redlock", "fencing")
 VARIANTS = ("plain", "fresh", "rejoin")
@@ -162,8 +162,23 @@ def _rejoin(topology: Topology, kind: str, name: str) -> Node:
             if info.get("master_link_status") != "up":
                 raise NotYet(f"{old.name} not in sync yet")
 
-        wait_until(demoted, timeout=60.0, what=f"sentinel demoting {old.name}")
+        try:
+            # Two minutes: usually 10-20 s, but a sentinel whose timer was held up past
+            # 2 s (a loaded machine) enters TILT mode and acts on nothing for 30 s.
+            wait_until(demoted, timeout=120.0, what=f"sentinel demoting {old.name}")
+        except HarnessTimeout as timeout:
+            raise HarnessTimeout(f"{timeout}\n{_sentinel_log_tails(topology)}") from None
     return old
+
+
+def _sentinel_log_tails(topology: Topology, lines: int = 15) -> str:
+    """The last lines of every sentinel's log (+tilt, +convert-to-slave...), to tell why
+    a demotion did not come."""
+    tails = []
+    for sentinel in topology.sentinels:
+        tail = "\n".join(sentinel.log().strip().splitlines()[-lines:])
+        tails.append(f"--- {sentinel.name} ({sentinel.address}) ---\n{tail}")
+    return "\n".join(tails)
 
 
 def run_replicated(kind: str, mode: str, backend: str, variant: str = "plain") -> RaceRun:
