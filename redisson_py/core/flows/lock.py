@@ -50,7 +50,7 @@ from redisson_py.core.flows.lock_kinds import (
     new_request_id,
 )
 from redisson_py.core.state import events, losses
-from redisson_py.core.state.holds import gone_text
+from redisson_py.core.state.holds import Hold, gone_text
 from redisson_py.errors import ArgumentError, HandOffError, LockNotOwnedError, LockReentryError
 
 Flow = Generator[Effect, Any, Any]
@@ -606,14 +606,23 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     if result.synced < result.required and hold is not None:
         what = f"lock {ref.name!r}: extended"
         raise unsynced_extension(ref, hold, result, lease=seconds, sent_at=sent[0], what=what)
-    holds.acquired(
+    record_extension(ref, hold, int(count), seconds, sent[0])
+
+
+def record_extension(
+    ref: LockRef, hold: Hold | None, count: int, seconds: float, sent_at: float
+) -> None:
+    """Record that ``ref``'s owner holds it ``count`` times with a lease of ``seconds``
+    set by a confirmed extension sent at ``sent_at`` (one lock's ``extend`` and a group's
+    member alike). ``hold``: the table's hold before it, whose loss callback stays."""
+    ref.state.holds.acquired(
         ref.name,
         ref.owner,
-        int(count),
+        count,
         target=ref.target,
         lease=seconds,
         ttl=seconds,
-        now=sent[0],
+        now=sent_at,
         on_lost=hold.on_lost if hold is not None else ref.report,
         kind=ref.kind,
     )

@@ -30,7 +30,13 @@ from redisson_py.core.effects import (
 )
 from redisson_py.core.flows import quorum
 from redisson_py.core.flows.calls import WARN_EVERY, unsynced_extension, unsynced_text
-from redisson_py.core.flows.lock import AcquireRequest, forget_one_hold, release_command, undo_later
+from redisson_py.core.flows.lock import (
+    AcquireRequest,
+    forget_one_hold,
+    record_extension,
+    release_command,
+    undo_later,
+)
 from redisson_py.core.flows.lock_kinds import (
     AcquireFlag,
     AcquireReply,
@@ -385,17 +391,7 @@ def extend(
                 ref, hold, result, lease=seconds, sent_at=started, what=what
             )
             continue
-        holds.acquired(
-            ref.name,
-            ref.owner,
-            int(count),
-            target=ref.target,
-            lease=seconds,
-            ttl=seconds,
-            now=started,
-            on_lost=hold.on_lost if hold is not None else ref.report,
-            kind=ref.kind,
-        )
+        record_extension(ref, hold, int(count), seconds, started)
         extended.add(index)
     valid = group.all_of or quorum.validity(seconds, elapsed) > 0
     if len(extended) >= group.need and valid:

@@ -211,20 +211,28 @@ return {0, redis.call('pttl', KEYS[1])}
 """,
 )
 
-_READ_RELEASE_ONE = """
-local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-redis.call('del', KEYS[3] .. ':' .. (left + 1))
-if left <= 0 then
+_FORGET_LAST_READ = """if left <= 0 then
     left = 0
     redis.call('hdel', KEYS[1], ARGV[2])
     redis.call('hdel', %(latches)s, ARGV[5])
 end
 """
+"""With ``left`` read holds of ARGV[2] left: at none, drop its field and its
+acquire-latch field ARGV[5] in the hash ``%(latches)s``."""
+
+_READ_RELEASE_ONE = (
+    """
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+redis.call('del', KEYS[3] .. ':' .. (left + 1))
+"""
+    + _FORGET_LAST_READ
+)
 """Take one read hold of ARGV[2] (KEYS[3] its timeout-key prefix; ARGV[5] its
 acquire-latch field in the hash ``%(latches)s``, dropped with its last hold); sets
 ``left``."""
 
-_READ_RELEASE_SHORTEST = """
+_READ_RELEASE_SHORTEST = (
+    """
 local held = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 local drop, soonest = held, nil
 for i = 1, held do
@@ -242,12 +250,9 @@ if drop ~= held and redis.call('exists', KEYS[3] .. ':' .. held) == 1 then
     redis.call('rename', KEYS[3] .. ':' .. held, KEYS[3] .. ':' .. drop)
 end
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-if left <= 0 then
-    left = 0
-    redis.call('hdel', KEYS[1], ARGV[2])
-    redis.call('hdel', %(latches)s, ARGV[5])
-end
 """
+    + _FORGET_LAST_READ
+)
 """Release one read hold of ARGV[2] (KEYS[3] its timeout-key prefix; ARGV[5] its
 acquire-latch field in the hash ``%(latches)s``, dropped with its last hold); sets
 ``left``. The owner's holds are alike, so the one released is the one that ends first
