@@ -66,7 +66,7 @@ def harness_containers() -> set[str]:
         return {
             c.name
             for c in client.containers.list(
-                all=True, filters={"label": "org.redisson-py.harness=1"}
+                all=True, filters={"label": "org.redisson-py.harness=1"}, ignore_removed=True
             )
             if any(
                 str(mount.get("Source", "")).startswith(root) for mount in c.attrs.get("Mounts", [])

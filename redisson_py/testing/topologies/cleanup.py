@@ -196,7 +196,11 @@ def _sweep_orphan_containers() -> list[str]:
     swept: list[str] = []
     client: Any = docker.from_env(timeout=30)
     try:
-        for container in client.containers.list(all=True, filters={"label": f"{LABEL_HARNESS}=1"}):
+        # ignore_removed: a container another run removes between the listing and its
+        # inspection (test runs side by side) is skipped, not an error.
+        for container in client.containers.list(
+            all=True, filters={"label": f"{LABEL_HARNESS}=1"}, ignore_removed=True
+        ):
             labels = container.labels
             if labels.get(LABEL_DETACHED) == "1":
                 continue

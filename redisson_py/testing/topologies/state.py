@@ -142,7 +142,7 @@ def _remove_containers(topology_id: str) -> list[str]:
     client = docker.from_env(timeout=30)
     try:
         for container in client.containers.list(
-            all=True, filters={"label": f"{LABEL_TOPOLOGY}={topology_id}"}
+            all=True, filters={"label": f"{LABEL_TOPOLOGY}={topology_id}"}, ignore_removed=True
         ):
             with contextlib.suppress(docker.errors.APIError):
                 container.remove(force=True, v=True)
