@@ -149,9 +149,16 @@ def test_watchdog_keeps_a_redlock_and_reports_it_below_quorum(
             configs = make_redlock_configs(topology, lock_watchdog_timeout=3.0)
             clients = [flavor.create_client(c) for c in configs]
             name = f"{lock_name}:{flavor.name}"
-            redlock = flavor.redlock.for_name(name, clients, on_lock_lost=events.append)
+            # Every member taken in the first round, which also opens the connections: a
+            # 1 s member reply timeout, not the 50 ms default of a 3 s lease, which a
+            # loaded machine's first connect can outlast (a RedLock of 4 members holds).
+            redlock = flavor.redlock.for_name(
+                name, clients, on_lock_lost=events.append, member_timeout=1.0
+            )
             holder = flavor.owner("holder")
             holder(redlock.lock)
+            # All five taken: a key missing later was lost by the watchdog, not the round.
+            assert all(node.client().pttl(name) > 0 for node in topology.data_nodes)
             held.append((flavor.name, name, redlock, holder, events))
         time.sleep(10)
         for _, name, _, _, _ in held:
