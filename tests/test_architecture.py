@@ -1,7 +1,8 @@
 """The core's layers, as its layout names them, and the sans-I/O rule.
 
 ``redisson_py/core`` is the algorithms both shells run: ``effects`` (the protocol between
-core and shells) and ``scripts`` (the Lua) at the bottom, then ``state`` and ``routing``
+core and shells), ``forks`` (which process this is) and ``scripts`` (the Lua) at the
+bottom, then ``state`` and ``routing``
 side by side, then ``flows``, then the handles at the top. A module imports only from its
 own layer and the layers below it, and nothing in the core does I/O or picks a
 concurrency model: no ``asyncio``, no ``threading``, no clock of its own (the shells give
@@ -21,12 +22,15 @@ CORE = pathlib.Path(redisson_py.core.__file__).parent
 
 BELOW: dict[str, set[str]] = {
     "effects": set(),
+    "forks": set(),
     "scripts": {"effects"},
-    "state": set(),
-    "routing": {"effects"},
-    "flows": {"effects", "scripts", "state", "routing"},
-    "handles": {"effects", "scripts", "state", "routing", "flows"},
-    "synchronizer_handles": {"effects", "scripts", "state", "routing", "flows", "handles"},
+    "state": {"forks"},
+    "routing": {"effects", "forks"},
+    "flows": {"effects", "forks", "scripts", "state", "routing"},
+    "handles": {"effects", "forks", "scripts", "state", "routing", "flows"},
+    "synchronizer_handles": {
+        *("effects", "forks", "scripts", "state", "routing", "flows", "handles"),
+    },
 }
 """Each layer of the core, and the layers it may import from (besides itself)."""
 

@@ -18,7 +18,6 @@ CRC16 slot function are redis-py's.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +25,6 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
@@ -35,6 +33,7 @@ from redisson_py.asyncio.pools import NodePools, checkout
 from redisson_py.asyncio.pubsub import PubSubService, Subscription, close_pubsub
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
+from redisson_py.core import forks
 from redisson_py.core.effects import Call, CallResult, Direct, WakeRule
 from redisson_py.core.routing.failures import note_node
 from redisson_py.core.routing.manager_base import (
@@ -70,7 +69,7 @@ class ConnectionManager(ManagerBase):
         self._closed = primitives.Event()
         self._wake = primitives.Event()
         self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
-        self._pid = os.getpid()
+        self._forks = forks.count
         self._last_refresh = 0.0
         self._slots: dict[ConnectionKey, tuple[Any, IdleConnections]] = {}
 
@@ -94,13 +93,13 @@ class ConnectionManager(ManagerBase):
         return manager
 
     def _start_workers(self) -> None:
-        self._pid = os.getpid()
+        self._forks = forks.count
         for worker in self._workers:
             worker.start()
 
     def _check_fork(self) -> None:
         # A forked child has none of its parent's threads; redis-py resets the pools.
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self.pubsub.after_fork()
             self._start_workers()
 
@@ -190,17 +189,6 @@ class ConnectionManager(ManagerBase):
         else:
             await pool.release(connection)
 
-    @staticmethod
-    async def _read(connection: Any, count: int) -> list[Any]:
-        """``count`` replies, error replies as exceptions."""
-        replies: list[Any] = []
-        for _ in range(count):
-            try:
-                replies.append(await connection.read_response())
-            except ResponseError as error:
-                replies.append(error)
-        return replies
-
     async def _send(
         self,
         key: ConnectionKey,
@@ -224,13 +212,13 @@ class ConnectionManager(ManagerBase):
                     connection = await self._checkout(pool, idle)
                 if probing is not None:
                     await connection.send_packed_command([pack([("ROLE",)])])
-                    [role] = await self._read(connection, 1)
+                    [role] = await primitives.read_replies(connection, 1)
                     probing.raise_required(attached_replicas(role))
                     commands = probing.commands
                 await connection.send_packed_command([pack(commands)])
                 if not read:
                     return connection
-                replies = await self._read(connection, len(commands))
+                replies = await primitives.read_replies(connection, len(commands))
         except BaseException as error:
             if connection is not None:
                 await connection.disconnect()
@@ -249,7 +237,7 @@ class ConnectionManager(ManagerBase):
         address, timeout = key[0], key[1] or self.command_timeout
         try:
             async with primitives.round_trip_timeout(timeout):
-                return await self._read(connection, count)
+                return await primitives.read_replies(connection, count)
         except BaseException as error:
             await connection.disconnect()
             replacement = self._failed(error, address)
@@ -286,7 +274,7 @@ class ConnectionManager(ManagerBase):
 
     async def execute(self, effect: Call | Direct) -> CallResult | tuple[Any, ...]:
         """Run one call (or direct command list) and return its outcome."""
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         planned = self.plan(effect)
         if planned.probe:
@@ -297,7 +285,7 @@ class ConnectionManager(ManagerBase):
 
     async def start(self, effects: Sequence[Call | Direct]) -> _Batch | _One:
         """Send ``effects`` now (one connection per node); read them in ``finish()``."""
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         batch = _One(self, effects[0]) if len(effects) == 1 else _Batch(self, effects)
         await batch.send()
@@ -306,7 +294,7 @@ class ConnectionManager(ManagerBase):
     async def subscribe(
         self, channel: str, timeout: float, rule: WakeRule = "lock"
     ) -> Subscription:
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         return await self.pubsub.subscribe(channel, timeout, rule)
 

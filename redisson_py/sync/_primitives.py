@@ -18,9 +18,15 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from redis._parsers import _RESP2Parser  # redis-py's pure-Python reader (see read_replies)
 from redis.connection import AbstractConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py._callbacks import await_later
+from redisson_py.core import forks
+from redisson_py.core.routing.replies import INCOMPLETE, parse
 from redisson_py.core.state.client_state import Runtime
 
 IS_ASYNC = False
@@ -86,17 +92,17 @@ class Worker:
         self._name = name
         self._target = target
         self._thread: threading.Thread | None = None
-        self._pid = os.getpid()
+        self._forks = forks.count
         self._start_lock = threading.Lock()
 
     def start(self) -> bool:
         """Start the loop unless it runs (in this process); True if started now."""
-        if self._thread is not None and self._pid == os.getpid():
+        if self._thread is not None and self._forks == forks.count:
             return False
         with self._start_lock:
-            if self._thread is not None and self._pid == os.getpid():
+            if self._thread is not None and self._forks == forks.count:
                 return False
-            self._pid = os.getpid()
+            self._forks = forks.count
             self._thread = threading.Thread(target=self._target, name=self._name, daemon=True)
             self._thread.start()
             return True
@@ -125,12 +131,89 @@ def sleep(seconds: float) -> None:
     time.sleep(max(0.0, seconds))
 
 
+_NO_TIMER: contextlib.nullcontext[None] = contextlib.nullcontext()
+"""Shared: a ``nullcontext`` keeps no state, and a call made twenty a RedLock cycle."""
+
+
 def round_trip_timeout(seconds: float) -> contextlib.nullcontext[None]:
     """Nothing to add: the pools' socket timeouts bound every read and connect."""
-    return contextlib.nullcontext()
+    return _NO_TIMER
 
 
 _HAS_POLL = hasattr(select, "poll")
+
+_READ_SIZE = 65536
+"""Bytes asked of the socket per read (redis-py's ``socket_read_size`` default)."""
+
+
+def read_replies(connection: Any, count: int) -> list[Any]:  # a redis-py Connection
+    """``count`` replies to commands sent on ``connection``, error replies as
+    exceptions; an error reading closes the connection (as redis-py's reader does) and
+    raises redis-py's ``TimeoutError`` or ``ConnectionError``.
+
+    Read here (`redisson_py.core.routing.replies` says why) when redis-py would
+    read them with its pure-Python RESP2 parser, undecoded, with none of its buffer
+    unread; otherwise by redis-py. Bytes past the last reply mean the connection is out
+    of step: it is closed once the replies are returned, never reused.
+    """
+    parser: Any = getattr(connection, "_parser", None)
+    sock: Any = connection._sock
+    buffered = getattr(parser, "_buffer", None)
+    if (
+        type(parser) is not _RESP2Parser
+        or sock is None
+        or buffered is None
+        or buffered.unread_bytes()
+        or connection.encoder.decode_responses
+    ):
+        return _read_by_redis_py(connection, count)
+    error_of = parser.parse_error
+    replies: list[Any] = []
+    data, pos = b"", 0
+    try:
+        while len(replies) < count:
+            reply, at = parse(data, pos, error_of) if pos < len(data) else (INCOMPLETE, pos)
+            if reply is INCOMPLETE:
+                chunk = sock.recv(_READ_SIZE)
+                if not chunk:
+                    raise RedisConnectionError("Connection closed by server.")
+                data, pos = data[pos:] + chunk, 0
+                continue
+            replies.append(reply)
+            pos = at
+    except TimeoutError as error:  # socket.timeout
+        connection.disconnect()
+        raise RedisTimeoutError(f"Timeout reading from {_host(connection)}") from error
+    except RedisConnectionError:
+        connection.disconnect()
+        raise
+    except OSError as error:
+        connection.disconnect()
+        raise RedisConnectionError(
+            f"Error while reading from {_host(connection)} : {error.args}"
+        ) from error
+    except BaseException:
+        connection.disconnect()
+        raise
+    if pos < len(data):
+        connection.disconnect()
+    if connection.health_check_interval:
+        connection.next_health_check = time.monotonic() + connection.health_check_interval
+    return replies
+
+
+def _read_by_redis_py(connection: AbstractConnection, count: int) -> list[Any]:
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(connection.read_response())
+        except ResponseError as error:
+            replies.append(error)
+    return replies
+
+
+def _host(connection: AbstractConnection) -> str:
+    return f"{getattr(connection, 'host', '?')}:{getattr(connection, 'port', '?')}"
 
 
 def stale(connection: AbstractConnection) -> bool:

@@ -20,7 +20,6 @@ CRC16 slot function are redis-py's.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -28,11 +27,11 @@ from typing import Any
 import redis
 from redis.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
+from redisson_py.core import forks
 from redisson_py.core.effects import Call, CallResult, Direct, WakeRule
 from redisson_py.core.routing.failures import note_node
 from redisson_py.core.routing.manager_base import (
@@ -72,7 +71,7 @@ class ConnectionManager(ManagerBase):
         self._closed = primitives.Event()
         self._wake = primitives.Event()
         self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
-        self._pid = os.getpid()
+        self._forks = forks.count
         self._last_refresh = 0.0
         self._slots: dict[ConnectionKey, tuple[Any, IdleConnections]] = {}
 
@@ -96,13 +95,13 @@ class ConnectionManager(ManagerBase):
         return manager
 
     def _start_workers(self) -> None:
-        self._pid = os.getpid()
+        self._forks = forks.count
         for worker in self._workers:
             worker.start()
 
     def _check_fork(self) -> None:
         # A forked child has none of its parent's threads; redis-py resets the pools.
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self.pubsub.after_fork()
             self._start_workers()
 
@@ -192,17 +191,6 @@ class ConnectionManager(ManagerBase):
         else:
             pool.release(connection)
 
-    @staticmethod
-    def _read(connection: Any, count: int) -> list[Any]:
-        """``count`` replies, error replies as exceptions."""
-        replies: list[Any] = []
-        for _ in range(count):
-            try:
-                replies.append(connection.read_response())
-            except ResponseError as error:
-                replies.append(error)
-        return replies
-
     def _send(
         self,
         key: ConnectionKey,
@@ -226,13 +214,13 @@ class ConnectionManager(ManagerBase):
                     connection = self._checkout(pool, idle)
                 if probing is not None:
                     connection.send_packed_command([pack([("ROLE",)])])
-                    [role] = self._read(connection, 1)
+                    [role] = primitives.read_replies(connection, 1)
                     probing.raise_required(attached_replicas(role))
                     commands = probing.commands
                 connection.send_packed_command([pack(commands)])
                 if not read:
                     return connection
-                replies = self._read(connection, len(commands))
+                replies = primitives.read_replies(connection, len(commands))
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()
@@ -251,7 +239,7 @@ class ConnectionManager(ManagerBase):
         address, timeout = key[0], key[1] or self.command_timeout
         try:
             with primitives.round_trip_timeout(timeout):
-                return self._read(connection, count)
+                return primitives.read_replies(connection, count)
         except BaseException as error:
             connection.disconnect()
             replacement = self._failed(error, address)
@@ -288,7 +276,7 @@ class ConnectionManager(ManagerBase):
 
     def execute(self, effect: Call | Direct) -> CallResult | tuple[Any, ...]:
         """Run one call (or direct command list) and return its outcome."""
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         planned = self.plan(effect)
         if planned.probe:
@@ -299,14 +287,14 @@ class ConnectionManager(ManagerBase):
 
     def start(self, effects: Sequence[Call | Direct]) -> _Batch | _One:
         """Send ``effects`` now (one connection per node); read them in ``finish()``."""
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         batch = _One(self, effects[0]) if len(effects) == 1 else _Batch(self, effects)
         batch.send()
         return batch
 
     def subscribe(self, channel: str, timeout: float, rule: WakeRule = "lock") -> Subscription:
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self._check_fork()
         return self.pubsub.subscribe(channel, timeout, rule)
 

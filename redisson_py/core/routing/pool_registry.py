@@ -11,13 +11,13 @@ arguments that make a retry safe). The shells say how a pool is made (sync or as
 from __future__ import annotations
 
 import math
-import os
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
 from redisson_py.config.addresses import Address
+from redisson_py.core import forks
 
 KwargsFor = Callable[[Address, bool], dict[str, Any]]
 """(address, sentinel?) -> keyword arguments for redis-py's Connection."""
@@ -53,11 +53,11 @@ class IdleConnections:
     error, which the flows handle as any lost reply.
     """
 
-    __slots__ = ("_checkouts", "_pid", "_stack")
+    __slots__ = ("_checkouts", "_forks", "_stack")
 
     def __init__(self) -> None:
         self._stack: deque[tuple[Any, float]] = deque()
-        self._pid = os.getpid()
+        self._forks = forks.count
         self._checkouts: deque[None] = deque()
         """One entry per caller between `enter_checkout` and `leave_checkout` (a
         deque's append and pop are atomic: threads need no lock to count)."""
@@ -70,7 +70,7 @@ class IdleConnections:
         """An idle connection (None: take one from the pool), and whether it has been
         idle long enough to be checked for staleness before use (``now``: monotonic
         seconds, as given to `give`)."""
-        if self._pid != os.getpid():
+        if self._forks != forks.count:
             self.forget_if_forked()
             return None, False
         try:
@@ -89,8 +89,8 @@ class IdleConnections:
 
     def forget_if_forked(self) -> None:
         """In a forked child, forget the parent's connections and callers."""
-        if self._pid != os.getpid():
-            self._stack, self._checkouts, self._pid = deque(), deque(), os.getpid()
+        if self._forks != forks.count:
+            self._stack, self._checkouts, self._forks = deque(), deque(), forks.count
 
     def leave_checkout(self) -> None:
         if self._checkouts:  # emptied meanwhile only by a fork

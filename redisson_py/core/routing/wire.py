@@ -129,16 +129,41 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
         out.append(b"*%d\r\n" % len(words))
         for arg in words:
             kind = type(arg)  # exact types first (the common case), subclasses after
-            if kind is str:
-                data = arg.encode()  # type: ignore[union-attr]
-            elif kind is bytes:
+            if kind is str or kind is int:  # not bool: True is no number here
+                segment = _SEGMENTS.get(arg)  # type: ignore[arg-type]
+                if segment is None:
+                    segment = _segment(arg)  # type: ignore[arg-type]
+                out.append(segment)
+                continue
+            data: bytes
+            if isinstance(arg, bytes) and kind is bytes:
                 data = arg
-            elif kind is int or kind is float:  # not bool: True is no number here
+            elif kind is float:
                 data = repr(arg).encode()
             else:
                 data = _encode_other(arg)
             out.append(b"$%d\r\n%b\r\n" % (len(data), data))
     return b"".join(out)
+
+
+SEGMENTS_KEPT = 4096
+"""Packed arguments kept (`_SEGMENTS`); then the table starts again, so request ids,
+which never repeat, cost a table of this size at most."""
+
+_SEGMENTS: dict[str | int, bytes] = {}
+"""A text or integer argument as packed (``$<length>\\r\\n<bytes>\\r\\n``): most of
+a lock command's arguments (the script's SHA, the key and channel names, the owner, the
+lease) repeat from call to call, and a lookup costs a tenth of encoding them."""
+
+
+def _segment(arg: str | int) -> bytes:
+    """``arg`` (exactly a str or an int) packed, and kept in `_SEGMENTS`."""
+    data = arg.encode() if isinstance(arg, str) else repr(arg).encode()
+    segment = b"$%d\r\n%b\r\n" % (len(data), data)
+    if len(_SEGMENTS) >= SEGMENTS_KEPT:
+        _SEGMENTS.clear()
+    _SEGMENTS[arg] = segment
+    return segment
 
 
 def _encode_other(arg: object) -> bytes:

@@ -1,0 +1,143 @@
+"""The threaded shell reads a call's replies from a real server as redis-py reads them,
+and leaves no connection in a state redis-py would not: a read that fails closes it, and
+bytes past the replies asked for (out of step) close it too."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis._parsers import _RESP2Parser
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
+from redis.utils import HIREDIS_AVAILABLE
+
+from redisson_py.core import scripts
+from redisson_py.sync._primitives import read_replies
+from redisson_py.testing import Topology
+
+COMMANDS: list[tuple[Any, ...]] = [
+    ("SET", "replies:big", "v" * 200_000),  # +OK
+    ("GET", "replies:big"),  # a bulk string spread over several reads
+    ("GET", "replies:none"),  # nil
+    ("EVAL", "return {1, false, 'x', {2, {}}, redis.status_reply('S')}", 0),
+    ("EVAL", "return redis.error_reply('MY own error')", 0),
+    ("EVALSHA", "0" * 40, 0),  # NOSCRIPT
+    ("EVAL", "return {1, redis.pcall('incr', KEYS[1])}", 1, "replies:big"),  # error inside
+    ("EVAL", "return -3", 0),
+    *[("PING", f"p{i}") for i in range(50)],
+]
+
+
+@pytest.fixture
+def connect(single_topology: Topology) -> Iterator[Any]:
+    node = single_topology.master()
+    made: list[redis.Connection] = []
+
+    def connect(**options: Any) -> redis.Connection:
+        options.setdefault("protocol", 2)  # what the client speaks by default (Config.protocol)
+        connection = redis.Connection(host=node.host, port=node.port, **options)
+        connection.connect()
+        made.append(connection)
+        return connection
+
+    yield connect
+    cleanup = connect()
+    cleanup.send_command("DEL", "replies:big", "replies:n")
+    cleanup.read_response()
+    for connection in made:
+        connection.disconnect()
+
+
+def _by_redis_py(connection: redis.Connection, count: int) -> list[Any]:
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(connection.read_response())
+        except ResponseError as error:
+            replies.append(error)
+    return replies
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    if isinstance(theirs, BaseException):
+        return type(ours) is type(theirs) and ours.args == theirs.args
+    if isinstance(theirs, list):
+        return len(ours) == len(theirs) and all(map(_same, ours, theirs))
+    return type(ours) is type(theirs) and bool(ours == theirs)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"decode_responses": True}, {"protocol": 3}],
+    ids=["resp2", "decoded (redis-py reads)", "resp3 (redis-py reads)"],
+)
+def test_replies_read_as_redis_py_reads_them(connect: Any, options: dict[str, Any]) -> None:
+    ours, theirs = connect(**options), connect(**options)
+    if not options and not HIREDIS_AVAILABLE:
+        assert type(ours._parser) is _RESP2Parser  # read here, not by redis-py
+    for connection in (ours, theirs):
+        connection.send_packed_command(connection.pack_commands(COMMANDS))
+    expected = _by_redis_py(theirs, len(COMMANDS))
+    got = read_replies(ours, len(COMMANDS))
+    assert _same(got, expected), (got[:8], expected[:8])
+    assert isinstance(got[5], NoScriptError) and got[1] == (
+        "v" * 200_000 if options.get("decode_responses") else b"v" * 200_000
+    )
+    # The connection is left in step: the next call reads its own reply.
+    ours.send_command("PING", "after")
+    assert read_replies(ours, 1) == ["after" if options.get("decode_responses") else b"after"]
+    assert ours._sock is not None
+
+
+def test_the_lock_scripts_replies_read_as_redis_py_reads_them(connect: Any) -> None:
+    ours, theirs = connect(), connect()
+    commands = [
+        ("EVAL", scripts.ACQUIRE.source, 1, "replies:lock", 30_000, "o:1", "o:1:a", "r1"),
+        ("EVAL", scripts.ACQUIRE.source, 1, "replies:lock", 30_000, "o:2", "o:2:a", "r2"),
+        ("WAIT", 0, 10),
+        ("DEL", "replies:lock"),
+    ]
+    for connection in (ours, theirs):
+        connection.send_packed_command(connection.pack_commands(commands))
+        replies = (read_replies if connection is ours else _by_redis_py)(connection, 4)
+        if connection is ours:
+            got = replies
+        else:
+            expected = replies
+    assert _same(got, expected)
+
+
+def test_bytes_past_the_replies_asked_for_close_the_connection(connect: Any) -> None:
+    connection = connect()
+    connection.send_packed_command(connection.pack_commands([("PING", "a"), ("PING", "b")]))
+    time.sleep(0.1)  # both replies arrive in one read
+    assert read_replies(connection, 1) == [b"a"]
+    assert connection._sock is None  # out of step: never reused with "b" unread
+    connection.send_command("PING", "c")  # a later call reconnects
+    assert read_replies(connection, 1) == [b"c"]
+
+
+def test_a_read_that_times_out_raises_redis_pys_timeout_and_closes(connect: Any) -> None:
+    connection = connect(socket_timeout=0.2)
+    connection.send_command("BLPOP", "replies:empty", 2)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="Timeout reading from"):
+        read_replies(connection, 1)
+    assert time.monotonic() - started < 1.0
+    assert connection._sock is None
+
+
+def test_a_connection_the_server_closes_raises_a_connection_error(connect: Any) -> None:
+    connection, killer = connect(), connect()
+    connection.send_command("CLIENT", "ID")
+    [client_id] = read_replies(connection, 1)
+    connection.send_command("BLPOP", "replies:empty", 5)
+    time.sleep(0.1)
+    threading.Timer(0.1, lambda: killer.send_command("CLIENT", "KILL", "ID", client_id)).start()
+    with pytest.raises(ConnectionError):
+        read_replies(connection, 1)
+    assert connection._sock is None
