@@ -154,9 +154,18 @@ def test_pack_writes_the_bytes_redis_py_writes(
         [("CONFIG GET", "maxmemory")],
         [("INFO", "replication"), ("WAIT", 1, 100)],
         [("SET", "ключ", "ä"), ("X", -5, 0.1, 10**20)],
+        [("SET", "k" * 300, "v" * 70_000), ("GET", "k" * 300)],  # too long to be kept
+        [("X", 1, "1", 1.0, b"1", "1")],  # equal values of other types pack apart
     ]
+    for _ in range(2):  # the second time from the kept arguments
+        for commands in cases:
+            assert pack(commands) == b"".join(connection.pack_commands(commands))
+    # A full table starts again, and what it packs stays right.
+    monkeypatch.setattr(wire, "SEGMENTS_KEPT", 3)
+    monkeypatch.setattr(wire, "_SEGMENTS", {})
     for commands in cases:
         assert pack(commands) == b"".join(connection.pack_commands(commands))
+        assert len(wire._SEGMENTS) <= 3
     with pytest.raises(TypeError, match="must be str"):
         pack([("SET", "k", True)])
 

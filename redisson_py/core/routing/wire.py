@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -116,8 +116,9 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
     Written here rather than taken from redis-py: a lock cycle packs two scripts, and
     redis-py's general serializer (per-argument encoder dispatch, chunking for large
     values) is a measurable share of a cycle's client CPU, while lock commands have a
-    few small arguments of four known types. With hiredis installed its C writer does
-    each command (it refuses what this one refuses: a bool, another type).
+    few small arguments of four known types, most of which repeat from call to call
+    (kept packed: `_SEGMENTS`). With hiredis installed its C writer does each command
+    (it refuses what this one refuses: a bool, another type).
     """
     out: list[bytes] = []
     for given in commands:
@@ -135,9 +136,8 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
                     segment = _segment(arg)  # type: ignore[arg-type]
                 out.append(segment)
                 continue
-            data: bytes
-            if isinstance(arg, bytes) and kind is bytes:
-                data = arg
+            if kind is bytes:
+                data = cast(bytes, arg)
             elif kind is float:
                 data = repr(arg).encode()
             else:
@@ -150,19 +150,24 @@ SEGMENTS_KEPT = 4096
 """Packed arguments kept (`_SEGMENTS`); then the table starts again, so request ids,
 which never repeat, cost a table of this size at most."""
 
+SEGMENT_MAX = 256
+"""Longer arguments are packed, not kept (names and ids are shorter; a long value
+seldom repeats, and the table stays under a megabyte)."""
+
 _SEGMENTS: dict[str | int, bytes] = {}
 """A text or integer argument as packed (``$<length>\\r\\n<bytes>\\r\\n``): most of
 a lock command's arguments (the script's SHA, the key and channel names, the owner, the
-lease) repeat from call to call, and a lookup costs a tenth of encoding them."""
+lease) repeat from call to call, and a lookup costs a fifth of encoding them."""
 
 
 def _segment(arg: str | int) -> bytes:
     """``arg`` (exactly a str or an int) packed, and kept in `_SEGMENTS`."""
     data = arg.encode() if isinstance(arg, str) else repr(arg).encode()
     segment = b"$%d\r\n%b\r\n" % (len(data), data)
-    if len(_SEGMENTS) >= SEGMENTS_KEPT:
-        _SEGMENTS.clear()
-    _SEGMENTS[arg] = segment
+    if len(data) <= SEGMENT_MAX:
+        if len(_SEGMENTS) >= SEGMENTS_KEPT:
+            _SEGMENTS.clear()
+        _SEGMENTS[arg] = segment
     return segment
 
 
