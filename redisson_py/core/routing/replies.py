@@ -3,7 +3,7 @@
 redis-py's pure-Python reader (used when hiredis is not installed) costs about 4 us of
 client CPU per reply in layers: the connection's and parser's wrappers, a ``BytesIO``
 buffer with its seeks, a rewind point per reply. A RedLock(5) cycle reads ten replies, a
-cluster cycle three; that was a tenth of their CPU. A lock call's replies are a few
+cluster cycle three: 5-10% of their client CPU. A lock call's replies are a few
 small values, so the threaded shell reads them from the socket itself and parses them
 here (`parse`), with exactly redis-py's meanings: integers as ``int``, bulk and simple
 strings as ``bytes``, nil as None, arrays as lists, error replies as redis-py's

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -128,23 +128,31 @@ def pack(commands: Sequence[tuple[Arg, ...]]) -> bytes:
             out.append(_C_PACK(words))
             continue
         out.append(b"*%d\r\n" % len(words))
+        # A lock command's arguments mostly repeat; a bulk one's (the watchdog renewing
+        # a hundred locks) are mostly new each time: packed, not looked up.
+        keep = len(words) <= KEPT_UP_TO
         for arg in words:
             kind = type(arg)  # exact types first (the common case), subclasses after
-            if kind is str or kind is int:  # not bool: True is no number here
+            if keep and (kind is str or kind is int):  # not bool: True is no number here
                 segment = _SEGMENTS.get(arg)  # type: ignore[arg-type]
                 if segment is None:
                     segment = _segment(arg)  # type: ignore[arg-type]
                 out.append(segment)
                 continue
-            if kind is bytes:
-                data = cast(bytes, arg)
-            elif kind is float:
+            if kind is str:
+                data = arg.encode()  # type: ignore[union-attr]
+            elif kind is bytes:
+                data = arg
+            elif kind is int or kind is float:
                 data = repr(arg).encode()
             else:
                 data = _encode_other(arg)
             out.append(b"$%d\r\n%b\r\n" % (len(data), data))
     return b"".join(out)
 
+
+KEPT_UP_TO = 16
+"""Commands of at most this many words use `_SEGMENTS` (every lock command does)."""
 
 SEGMENTS_KEPT = 4096
 """Packed arguments kept (`_SEGMENTS`); then the table starts again, so request ids,
