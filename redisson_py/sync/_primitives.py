@@ -174,6 +174,9 @@ def read_replies(connection: Any, count: int) -> list[Any]:  # a redis-py Connec
         while len(replies) < count:
             reply, at = parse(data, pos, error_of) if pos < len(data) else (INCOMPLETE, pos)
             if reply is INCOMPLETE:
+                # Parsed again from the reply's start once more bytes came: a lock call's
+                # replies fit one read, and the longest this manager asks for (a
+                # cluster's slot map) a few.
                 chunk = sock.recv(_READ_SIZE)
                 if not chunk:
                     raise RedisConnectionError("Connection closed by server.")
