@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 import redis
 from redis._parsers import _RESP2Parser
-from redis.exceptions import ConnectionError, NoScriptError, TimeoutError
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
 from redis.utils import HIREDIS_AVAILABLE
 
 from redisson_py.core import scripts
-from redisson_py.sync._primitives import _read_by_redis_py, read_replies
+from redisson_py.sync._primitives import read_directly
+from redisson_py.sync.manager import ConnectionManager
 from redisson_py.testing import Topology
 
 COMMANDS: list[tuple[Any, ...]] = [
@@ -52,6 +53,18 @@ def connect(single_topology: Topology) -> Iterator[Any]:
         connection.disconnect()
 
 
+read_replies = ConnectionManager._read
+"""How the threaded client reads a call's replies: itself where it can, else by redis-py."""
+
+
+def _reply_by_redis_py(connection: redis.Connection) -> Any:
+    """The reference: one reply as redis-py's own reader gives it."""
+    try:
+        return connection.read_response()
+    except ResponseError as error:
+        return error
+
+
 @pytest.mark.parametrize(
     "options",
     [{}, {"decode_responses": True}, {"protocol": 3}],
@@ -63,7 +76,9 @@ def test_replies_read_as_redis_py_reads_them(connect: Any, options: dict[str, An
         assert type(ours._parser) is _RESP2Parser  # read here, not by redis-py
     for connection in (ours, theirs):
         connection.send_packed_command(connection.pack_commands(COMMANDS))
-    expected = _read_by_redis_py(theirs, len(COMMANDS))
+    if options:  # left to redis-py, before anything is read
+        assert read_directly(ours, len(COMMANDS)) is None
+    expected = [_reply_by_redis_py(theirs) for _ in COMMANDS]
     got = read_replies(ours, len(COMMANDS))
     # A repr shows each value's type too: bytes from str, an exception's class and text.
     assert repr(got) == repr(expected), (got[:8], expected[:8])
@@ -86,7 +101,7 @@ def test_the_lock_scripts_replies_read_as_redis_py_reads_them(connect: Any) -> N
     ]
     for connection in (ours, theirs):
         connection.send_packed_command(connection.pack_commands(commands))
-    expected = _read_by_redis_py(theirs, len(commands))
+    expected = [_reply_by_redis_py(theirs) for _ in commands]
     assert repr(read_replies(ours, len(commands))) == repr(expected)
 
 

@@ -14,7 +14,7 @@ names in `redisson_py.sync._primitives`:
   asyncio socket timeout starts a task per command); the threaded shell relies on
   socket timeouts;
 - replies are read by redis-py here; the threaded shell reads a lock call's replies
-  from the socket itself when redis-py's pure-Python reader would (`read_replies`);
+  from the socket itself when redis-py's pure-Python reader would (`read_directly`);
 - owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
   there.
 
@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import ResponseError
 
 from redisson_py._callbacks import await_later
 from redisson_py.core.state.client_state import Runtime
@@ -247,16 +246,9 @@ _task_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = weakref.WeakKeyDi
 _next_id = itertools.count(1)
 
 
-async def read_replies(connection: AbstractConnection, count: int) -> list[Any]:
-    """``count`` replies to commands sent on ``connection``, error replies as
-    exceptions (redis-py reads them; errors reading close the connection)."""
-    replies: list[Any] = []
-    for _ in range(count):
-        try:
-            replies.append(await connection.read_response())
-        except ResponseError as error:
-            replies.append(error)
-    return replies
+def read_directly(connection: AbstractConnection, count: int) -> list[Any] | None:
+    """None: redis-py reads the replies here (the threaded shell reads some itself)."""
+    return None
 
 
 def current_owner_id() -> int:

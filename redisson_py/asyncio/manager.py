@@ -25,6 +25,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.asyncio import _primitives as primitives
@@ -189,6 +190,21 @@ class ConnectionManager(ManagerBase):
         else:
             await pool.release(connection)
 
+    @staticmethod
+    async def _read(connection: Any, count: int) -> list[Any]:
+        """``count`` replies, error replies as exceptions: read by the shell itself where
+        it can (`primitives.read_directly`), else by redis-py."""
+        direct = primitives.read_directly(connection, count)
+        if direct is not None:
+            return direct
+        replies: list[Any] = []
+        for _ in range(count):
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
+
     async def _send(
         self,
         key: ConnectionKey,
@@ -212,13 +228,13 @@ class ConnectionManager(ManagerBase):
                     connection = await self._checkout(pool, idle)
                 if probing is not None:
                     await connection.send_packed_command([pack([("ROLE",)])])
-                    [role] = await primitives.read_replies(connection, 1)
+                    [role] = await self._read(connection, 1)
                     probing.raise_required(attached_replicas(role))
                     commands = probing.commands
                 await connection.send_packed_command([pack(commands)])
                 if not read:
                     return connection
-                replies = await primitives.read_replies(connection, len(commands))
+                replies = await self._read(connection, len(commands))
         except BaseException as error:
             if connection is not None:
                 await connection.disconnect()
@@ -237,7 +253,7 @@ class ConnectionManager(ManagerBase):
         address, timeout = key[0], key[1] or self.command_timeout
         try:
             async with primitives.round_trip_timeout(timeout):
-                return await primitives.read_replies(connection, count)
+                return await self._read(connection, count)
         except BaseException as error:
             await connection.disconnect()
             replacement = self._failed(error, address)

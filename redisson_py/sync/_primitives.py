@@ -18,10 +18,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from redis._parsers import _RESP2Parser  # redis-py's pure-Python reader (see read_replies)
+from redis._parsers import _RESP2Parser  # redis-py's pure-Python reader (see read_directly)
 from redis.connection import AbstractConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py._callbacks import await_later
@@ -132,7 +131,7 @@ def sleep(seconds: float) -> None:
 
 
 _NO_TIMER: contextlib.nullcontext[None] = contextlib.nullcontext()
-"""Shared: a ``nullcontext`` keeps no state, and a call made twenty a RedLock cycle."""
+"""Shared: a ``nullcontext`` keeps no state, and a RedLock cycle asks for twenty."""
 
 
 def round_trip_timeout(seconds: float) -> contextlib.nullcontext[None]:
@@ -146,15 +145,15 @@ _READ_SIZE = 65536
 """Bytes asked of the socket per read (redis-py's ``socket_read_size`` default)."""
 
 
-def read_replies(connection: Any, count: int) -> list[Any]:  # a redis-py Connection
+def read_directly(connection: Any, count: int) -> list[Any] | None:  # a redis-py Connection
     """``count`` replies to commands sent on ``connection``, error replies as
-    exceptions; an error reading closes the connection (as redis-py's reader does) and
-    raises redis-py's ``TimeoutError`` or ``ConnectionError``.
-
-    Read here (`redisson_py.core.routing.replies` says why) when redis-py would
-    read them with its pure-Python RESP2 parser, undecoded, with none of its buffer
-    unread; otherwise by redis-py. Bytes past the last reply mean the connection is out
-    of step: it is closed once the replies are returned, never reused.
+    exceptions, read here (`redisson_py.core.routing.replies` says why) when redis-py
+    would read them with its pure-Python RESP2 parser, undecoded, with none of its
+    buffer unread; otherwise None, having read nothing (then redis-py reads them). An
+    error reading closes the connection (as redis-py's reader does) and raises
+    redis-py's ``TimeoutError`` or ``ConnectionError``. Bytes past the last reply mean
+    the connection is out of step: it is closed once the replies are returned, never
+    reused.
     """
     parser: Any = getattr(connection, "_parser", None)
     sock: Any = connection._sock
@@ -166,7 +165,7 @@ def read_replies(connection: Any, count: int) -> list[Any]:  # a redis-py Connec
         or buffered.unread_bytes()
         or connection.encoder.decode_responses
     ):
-        return _read_by_redis_py(connection, count)
+        return None
     error_of = parser.parse_error
     replies: list[Any] = []
     data, pos = b"", 0
@@ -202,16 +201,6 @@ def read_replies(connection: Any, count: int) -> list[Any]:  # a redis-py Connec
         connection.disconnect()
     if connection.health_check_interval:
         connection.next_health_check = time.monotonic() + connection.health_check_interval
-    return replies
-
-
-def _read_by_redis_py(connection: AbstractConnection, count: int) -> list[Any]:
-    replies: list[Any] = []
-    for _ in range(count):
-        try:
-            replies.append(connection.read_response())
-        except ResponseError as error:
-            replies.append(error)
     return replies
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import redis
 from redis.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
@@ -191,6 +192,21 @@ class ConnectionManager(ManagerBase):
         else:
             pool.release(connection)
 
+    @staticmethod
+    def _read(connection: Any, count: int) -> list[Any]:
+        """``count`` replies, error replies as exceptions: read by the shell itself where
+        it can (`primitives.read_directly`), else by redis-py."""
+        direct = primitives.read_directly(connection, count)
+        if direct is not None:
+            return direct
+        replies: list[Any] = []
+        for _ in range(count):
+            try:
+                replies.append(connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
+
     def _send(
         self,
         key: ConnectionKey,
@@ -214,13 +230,13 @@ class ConnectionManager(ManagerBase):
                     connection = self._checkout(pool, idle)
                 if probing is not None:
                     connection.send_packed_command([pack([("ROLE",)])])
-                    [role] = primitives.read_replies(connection, 1)
+                    [role] = self._read(connection, 1)
                     probing.raise_required(attached_replicas(role))
                     commands = probing.commands
                 connection.send_packed_command([pack(commands)])
                 if not read:
                     return connection
-                replies = primitives.read_replies(connection, len(commands))
+                replies = self._read(connection, len(commands))
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()
@@ -239,7 +255,7 @@ class ConnectionManager(ManagerBase):
         address, timeout = key[0], key[1] or self.command_timeout
         try:
             with primitives.round_trip_timeout(timeout):
-                return primitives.read_replies(connection, count)
+                return self._read(connection, count)
         except BaseException as error:
             connection.disconnect()
             replacement = self._failed(error, address)

@@ -10,7 +10,7 @@ strings as ``bytes``, nil as None, arrays as lists, error replies as redis-py's
 exception instances (its own ``parse_error``, so NOSCRIPT is a ``NoScriptError``).
 It does so only where redis-py would read the same bytes the same way: the RESP2
 parser, replies not decoded, nothing buffered by redis-py (see
-`redisson_py.sync._primitives.read_replies`); anything else goes through redis-py.
+`redisson_py.sync._primitives.read_directly`); anything else goes through redis-py.
 
 Sans-I/O: the shell feeds what it has received and reads again while a reply is
 `INCOMPLETE`.
