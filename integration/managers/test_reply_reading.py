@@ -1,20 +1,25 @@
-"""The threaded shell reads a call's replies from a real server as redis-py reads them,
-and leaves no connection in a state redis-py would not: a read that fails closes it, and
-bytes past the replies asked for (out of step) close it too."""
+"""Both shells read a call's replies from a real server as redis-py reads them, and
+leave no connection in a state redis-py would not: a read that fails (or, in asyncio, is
+cancelled by the round trip's timer) closes it, and bytes past the replies asked for
+(out of step) close it too."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 import redis
-from redis._parsers import _RESP2Parser
+import redis.asyncio
+from redis._parsers import _AsyncRESP2Parser, _RESP2Parser
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
 from redis.utils import HIREDIS_AVAILABLE
 
+from redisson_py.asyncio import _primitives as async_primitives
+from redisson_py.asyncio.manager import ConnectionManager as AsyncConnectionManager
 from redisson_py.core import scripts
 from redisson_py.sync._primitives import read_directly
 from redisson_py.sync.manager import ConnectionManager
@@ -135,3 +140,134 @@ def test_a_connection_the_server_closes_raises_a_connection_error(connect: Any) 
     with pytest.raises(ConnectionError):
         read_replies(connection, 1)
     assert connection._sock is None
+
+
+# --- the asyncio shell ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def connect_async(single_topology: Topology) -> AsyncIterator[Any]:
+    node = single_topology.master()
+    made: list[redis.asyncio.Connection] = []
+
+    async def connect(**options: Any) -> redis.asyncio.Connection:
+        options.setdefault("protocol", 2)
+        # As the client's command pools make them: the round trip is timed as a whole.
+        options.setdefault("socket_timeout", None)
+        connection = redis.asyncio.Connection(host=node.host, port=node.port, **options)
+        await connection.connect()
+        made.append(connection)
+        return connection
+
+    yield connect
+    cleanup = await connect()
+    await cleanup.send_command("DEL", "replies:big")
+    await cleanup.read_response()
+    for connection in made:
+        await connection.disconnect()
+
+
+read_replies_async = AsyncConnectionManager._read
+"""How the asyncio client reads a call's replies: itself where it can, else by redis-py."""
+
+
+async def _reply_by_redis_py_async(connection: redis.asyncio.Connection) -> Any:
+    try:
+        return await connection.read_response()
+    except ResponseError as error:
+        return error
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"decode_responses": True}, {"protocol": 3}, {"socket_timeout": 5.0}],
+    ids=[
+        "resp2",
+        "decoded (redis-py reads)",
+        "resp3 (redis-py reads)",
+        "a socket timeout of its own (redis-py reads)",
+    ],
+)
+async def test_asyncio_replies_read_as_redis_py_reads_them(
+    connect_async: Any, options: dict[str, Any]
+) -> None:
+    ours, theirs = await connect_async(**options), await connect_async(**options)
+    if not options and not HIREDIS_AVAILABLE:
+        assert type(ours._parser) is _AsyncRESP2Parser  # read here, not by redis-py
+    for connection in (ours, theirs):
+        await connection.send_packed_command(connection.pack_commands(COMMANDS))
+    expected = [await _reply_by_redis_py_async(theirs) for _ in COMMANDS]
+    direct = await async_primitives.read_directly(ours, len(COMMANDS))
+    if options:  # left to redis-py, before anything is read
+        assert direct is None
+        got = await read_replies_async(ours, len(COMMANDS))
+    else:  # read here (the manager's _read returns what this returns)
+        assert direct is not None or HIREDIS_AVAILABLE
+        got = direct if direct is not None else await read_replies_async(ours, len(COMMANDS))
+    assert repr(got) == repr(expected), (got[:8], expected[:8])
+    assert isinstance(got[5], NoScriptError)
+    await ours.send_command("PING", "after")
+    decoded = options.get("decode_responses")
+    assert await read_replies_async(ours, 1) == ["after" if decoded else b"after"]
+    assert ours.is_connected
+
+
+async def test_asyncio_lock_scripts_replies_read_as_redis_py_reads_them(
+    connect_async: Any,
+) -> None:
+    ours, theirs = await connect_async(), await connect_async()
+    commands = [
+        ("EVAL", scripts.ACQUIRE.source, 1, "replies:alock", 30_000, "o:1", "o:1:a", "r1"),
+        ("EVAL", scripts.ACQUIRE.source, 1, "replies:alock", 30_000, "o:2", "o:2:a", "r2"),
+        ("WAIT", 0, 10),
+        ("DEL", "replies:alock"),
+    ]
+    for connection in (ours, theirs):
+        await connection.send_packed_command(connection.pack_commands(commands))
+    expected = [await _reply_by_redis_py_async(theirs) for _ in commands]
+    assert repr(await read_replies_async(ours, len(commands))) == repr(expected)
+
+
+async def test_asyncio_bytes_past_the_replies_asked_for_close_the_connection(
+    connect_async: Any,
+) -> None:
+    connection = await connect_async()
+    await connection.send_packed_command(connection.pack_commands([("PING", "a"), ("PING", "b")]))
+    await asyncio.sleep(0.1)  # both replies arrive in one read
+    assert await read_replies_async(connection, 1) == [b"a"]
+    assert not connection.is_connected  # out of step: never reused with "b" unread
+    await connection.send_command("PING", "c")  # a later call reconnects
+    assert await read_replies_async(connection, 1) == [b"c"]
+
+
+async def test_asyncio_a_read_cut_by_the_round_trip_timer_closes_the_connection(
+    connect_async: Any,
+) -> None:
+    connection = await connect_async()
+    await connection.send_command("BLPOP", "replies:empty", 2)
+    started = time.monotonic()
+    with pytest.raises(asyncio.TimeoutError):  # the timer's own, as the manager meets it
+        async with async_primitives.round_trip_timeout(0.2):
+            await read_replies_async(connection, 1)
+    assert time.monotonic() - started < 1.0
+    assert not connection.is_connected  # the BLPOP's reply may still come: never reused
+
+
+async def test_asyncio_a_connection_the_server_closes_raises_a_connection_error(
+    connect_async: Any,
+) -> None:
+    connection, killer = await connect_async(), await connect_async()
+    await connection.send_command("CLIENT", "ID")
+    [client_id] = await read_replies_async(connection, 1)
+    await connection.send_command("BLPOP", "replies:empty", 5)
+
+    async def kill() -> None:
+        await asyncio.sleep(0.2)
+        await killer.send_command("CLIENT", "KILL", "ID", client_id)
+        await killer.read_response()
+
+    killing = asyncio.ensure_future(kill())
+    with pytest.raises(ConnectionError):
+        await read_replies_async(connection, 1)
+    await killing
+    assert not connection.is_connected

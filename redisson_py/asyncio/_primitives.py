@@ -13,8 +13,9 @@ names in `redisson_py.sync._primitives`:
 - a round trip is timed as a whole by `round_trip_timeout` here (redis-py's own
   asyncio socket timeout starts a task per command); the threaded shell relies on
   socket timeouts;
-- replies are read by redis-py here; the threaded shell reads a lock call's replies
-  from the socket itself when redis-py's pure-Python reader would (`read_directly`);
+- a call's replies are read from the connection's stream here, from its socket there,
+  when redis-py's pure-Python reader would read them (`read_directly`; the parsing
+  is shared: `redisson_py.core.routing.replies`);
 - owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
   there.
 
@@ -34,9 +35,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from redis._parsers import _AsyncRESP2Parser  # redis-py's pure-Python reader (read_directly)
 from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from redisson_py._callbacks import await_later
+from redisson_py.core.routing.replies import take
 from redisson_py.core.state.client_state import Runtime
 from redisson_py.errors import UsageError
 
@@ -246,9 +250,63 @@ _task_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = weakref.WeakKeyDi
 _next_id = itertools.count(1)
 
 
-def read_directly(connection: AbstractConnection, count: int) -> list[Any] | None:
-    """None: redis-py reads the replies here (the threaded shell reads some itself)."""
-    return None
+_READ_SIZE = 65536
+"""Bytes asked of the stream per read (redis-py's ``socket_read_size`` default)."""
+
+
+async def read_directly(connection: Any, count: int) -> list[Any] | None:
+    """``count`` replies to commands sent on ``connection`` (a redis-py asyncio
+    connection), error replies as exceptions, read here
+    (`redisson_py.core.routing.replies` says why) when redis-py would read them with its
+    pure-Python RESP2 parser, undecoded, with no socket timeout of its own and none of
+    its buffer unread; otherwise None, having read nothing (then redis-py reads them).
+    An error reading, or a cancellation (the round trip's timer), closes the connection
+    as redis-py's reader does; an OS error is raised as redis-py's ``ConnectionError``.
+    Bytes past the last reply mean the connection is out of step: it is closed once the
+    replies are returned, never reused.
+    """
+    parser: Any = getattr(connection, "_parser", None)
+    stream: Any = getattr(connection, "_reader", None)
+    if (
+        type(parser) is not _AsyncRESP2Parser
+        or stream is None
+        or parser._buffer
+        or parser._chunks
+        or connection.socket_timeout is not None
+        or connection.encoder.decode_responses
+    ):
+        return None
+    error_of = parser.parse_error
+    replies: list[Any] = []
+    data, pos = b"", 0
+    try:
+        while len(replies) < count:
+            chunk = await stream.read(_READ_SIZE)
+            if not chunk:
+                raise RedisConnectionError("Connection closed by server.")
+            data = data[pos:] + chunk if pos < len(data) else chunk
+            pos = take(replies, count, data, error_of)
+    except RedisConnectionError:
+        await connection.disconnect(nowait=True)
+        raise
+    except OSError as error:
+        await connection.disconnect(nowait=True)
+        raise RedisConnectionError(
+            f"Error while reading from {_host(connection)} : {error.args}"
+        ) from error
+    except BaseException:
+        await connection.disconnect(nowait=True)
+        raise
+    if pos < len(data):
+        await connection.disconnect(nowait=True)
+    if connection.health_check_interval:
+        loop_time = asyncio.get_running_loop().time()
+        connection.next_health_check = loop_time + connection.health_check_interval
+    return replies
+
+
+def _host(connection: AbstractConnection) -> str:
+    return f"{getattr(connection, 'host', '?')}:{getattr(connection, 'port', '?')}"
 
 
 def current_owner_id() -> int:

@@ -194,7 +194,7 @@ class ConnectionManager(ManagerBase):
     async def _read(connection: Any, count: int) -> list[Any]:
         """``count`` replies, error replies as exceptions: read by the shell itself where
         it can (`primitives.read_directly`), else by redis-py."""
-        direct = primitives.read_directly(connection, count)
+        direct = await primitives.read_directly(connection, count)
         if direct is not None:
             return direct
         replies: list[Any] = []

@@ -25,7 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py._callbacks import await_later
 from redisson_py.core import forks
-from redisson_py.core.routing.replies import INCOMPLETE, parse
+from redisson_py.core.routing.replies import take
 from redisson_py.core.state.client_state import Runtime
 
 IS_ASYNC = False
@@ -171,18 +171,11 @@ def read_directly(connection: Any, count: int) -> list[Any] | None:  # a redis-p
     data, pos = b"", 0
     try:
         while len(replies) < count:
-            reply, at = parse(data, pos, error_of) if pos < len(data) else (INCOMPLETE, pos)
-            if reply is INCOMPLETE:
-                # Parsed again from the reply's start once more bytes came: a lock call's
-                # replies fit one read, and the longest this manager asks for (a
-                # cluster's slot map) a few.
-                chunk = sock.recv(_READ_SIZE)
-                if not chunk:
-                    raise RedisConnectionError("Connection closed by server.")
-                data, pos = data[pos:] + chunk, 0
-                continue
-            replies.append(reply)
-            pos = at
+            chunk = sock.recv(_READ_SIZE)
+            if not chunk:
+                raise RedisConnectionError("Connection closed by server.")
+            data = data[pos:] + chunk if pos < len(data) else chunk
+            pos = take(replies, count, data, error_of)
     except TimeoutError as error:  # socket.timeout
         connection.disconnect()
         raise RedisTimeoutError(f"Timeout reading from {_host(connection)}") from error

@@ -1,4 +1,5 @@
-"""The threaded shell's RESP2 reply parser gives what redis-py's parser gives."""
+"""The shells' RESP2 reply parser gives what redis-py's parser gives, however the bytes
+come in."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from redisson_py.core.routing.replies import INCOMPLETE, parse
+from redisson_py.core.routing.replies import INCOMPLETE, parse, take
 
 ERROR_OF = _RESP2Parser.parse_error
 
@@ -88,3 +89,39 @@ def test_a_reply_that_refuses_the_client_is_raised_as_redis_py_raises_it() -> No
 def test_bytes_that_are_not_resp2_are_refused() -> None:
     with pytest.raises(InvalidResponse, match="Protocol Error"):
         parse(b"hello\r\n", 0, ERROR_OF)
+
+
+STREAM = b"".join(REPLIES[:-1])
+"""Every reply but the large one, back to back, as a pipelined call's replies come."""
+
+
+def _read(chunks: list[bytes], count: int) -> tuple[list[Any], bytes]:
+    """The replies, and the bytes left past them, as a shell's read loop gets them
+    from ``chunks`` received one after another (the loop of ``read_directly``)."""
+    values: list[Any] = []
+    data, pos = b"", 0
+    for chunk in chunks:
+        if len(values) >= count:
+            break
+        data = data[pos:] + chunk if pos < len(data) else chunk
+        pos = take(values, count, data, ERROR_OF)
+    return values, data[pos:]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, len(STREAM)])
+def test_replies_received_in_chunks_of_any_size_are_the_replies(size: int) -> None:
+    count = len(REPLIES) - 1
+    chunks = [STREAM[at : at + size] for at in range(0, len(STREAM), size)]
+    values, left = _read(chunks, count)
+    expected = [parse(data, 0, ERROR_OF)[0] for data in REPLIES[:-1]]
+    assert repr(values) == repr(expected)
+    assert left == b""
+
+
+def test_take_stops_at_the_replies_asked_for() -> None:
+    values: list[Any] = []
+    assert take(values, 1, b":1\r\n:2\r\n", ERROR_OF) == 4  # ":2" is left: out of step
+    assert values == [1]
+    assert take(values, 1, b":3\r\n", ERROR_OF) == 0  # none more asked for
+    assert take([], 2, b":1\r\n:2", ERROR_OF) == 4  # the second cut short: read more
+    assert _read([b":1\r\n:", b"2\r\n:3"], 2) == ([1, 2], b":3")

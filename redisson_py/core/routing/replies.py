@@ -1,19 +1,20 @@
-"""RESP2 replies parsed from bytes: the threaded shell's reader of lock replies.
+"""RESP2 replies parsed from bytes: both shells' reader of lock replies.
 
 redis-py's pure-Python reader (used when hiredis is not installed) costs about 4 us of
 client CPU per reply in layers: the connection's and parser's wrappers, a ``BytesIO``
-buffer with its seeks, a rewind point per reply. A RedLock(5) cycle reads ten replies, a
-cluster cycle three: 5-10% of their client CPU. A lock call's replies are a few
-small values, so the threaded shell reads them from the socket itself and parses them
-here (`parse`), with exactly redis-py's meanings: integers as ``int``, bulk and simple
-strings as ``bytes``, nil as None, arrays as lists, error replies as redis-py's
-exception instances (its own ``parse_error``, so NOSCRIPT is a ``NoScriptError``).
-It does so only where redis-py would read the same bytes the same way: the RESP2
-parser, replies not decoded, nothing buffered by redis-py (see
-`redisson_py.sync._primitives.read_directly`); anything else goes through redis-py.
+buffer with its seeks, a rewind point per reply; its asyncio reader more (an awaited
+``readline`` per line). A RedLock(5) cycle reads ten replies, a cluster cycle three:
+5-10% of their client CPU. A lock call's replies are a few small values, so the shells
+read them from the connection themselves and parse them here (`parse`), with exactly
+redis-py's meanings: integers as ``int``, bulk and simple strings as ``bytes``, nil as
+None, arrays as lists, error replies as redis-py's exception instances (its own
+``parse_error``, so NOSCRIPT is a ``NoScriptError``). It does so only where redis-py
+would read the same bytes the same way: the RESP2 parser, replies not decoded, nothing
+buffered by redis-py (see the shells' ``_primitives.read_directly``); anything else goes
+through redis-py.
 
-Sans-I/O: the shell feeds what it has received and reads again while a reply is
-`INCOMPLETE`.
+Sans-I/O: the shell hands `take` what it has received, and receives again until it
+holds the replies asked for.
 """
 
 from __future__ import annotations
@@ -72,3 +73,22 @@ def parse(data: bytes, pos: int, error_of: ErrorOf) -> tuple[Any, int]:
             raise error
         return error, end + 2
     raise InvalidResponse(f"Protocol Error: {data[pos : end + 2]!r}")
+
+
+def take(values: list[Any], count: int, data: bytes, error_of: ErrorOf) -> int:
+    """Append to ``values`` the replies that ``data`` (received bytes, starting at a
+    reply) holds, until ``values`` has ``count``; return the position after the last
+    one taken. The read loop both shells share: each receives (its own I/O and error
+    mapping) while ``len(values) < count``, keeping ``data[position:]`` (a reply cut
+    short, parsed again from its start once more bytes came: a lock call's replies fit
+    one read, the longest a manager asks for, a cluster's slot map, a few), and closes
+    the connection when bytes are left past the last reply (it is out of step).
+    Raises what `parse` raises."""
+    pos = 0
+    while len(values) < count and pos < len(data):
+        reply, at = parse(data, pos, error_of)
+        if reply is INCOMPLETE:
+            break
+        values.append(reply)
+        pos = at
+    return pos
