@@ -276,16 +276,11 @@ async def read_directly(connection: Any, count: int) -> list[Any] | None:
         or connection.encoder.decode_responses
     ):
         return None
-    error_of = parser.parse_error
     replies: list[Any] = []
-    data, pos = b"", 0
+    kept = b""
     try:
         while len(replies) < count:
-            chunk = await stream.read(_READ_SIZE)
-            if not chunk:
-                raise RedisConnectionError("Connection closed by server.")
-            data = data[pos:] + chunk if pos < len(data) else chunk
-            pos = take(replies, count, data, error_of)
+            kept = take(replies, count, kept, await stream.read(_READ_SIZE), parser.parse_error)
     except RedisConnectionError:
         await connection.disconnect(nowait=True)
         raise
@@ -297,7 +292,7 @@ async def read_directly(connection: Any, count: int) -> list[Any] | None:
     except BaseException:
         await connection.disconnect(nowait=True)
         raise
-    if pos < len(data):
+    if kept:
         await connection.disconnect(nowait=True)
     if connection.health_check_interval:
         loop_time = asyncio.get_running_loop().time()

@@ -166,16 +166,11 @@ def read_directly(connection: Any, count: int) -> list[Any] | None:  # a redis-p
         or connection.encoder.decode_responses
     ):
         return None
-    error_of = parser.parse_error
     replies: list[Any] = []
-    data, pos = b"", 0
+    kept = b""
     try:
         while len(replies) < count:
-            chunk = sock.recv(_READ_SIZE)
-            if not chunk:
-                raise RedisConnectionError("Connection closed by server.")
-            data = data[pos:] + chunk if pos < len(data) else chunk
-            pos = take(replies, count, data, error_of)
+            kept = take(replies, count, kept, sock.recv(_READ_SIZE), parser.parse_error)
     except TimeoutError as error:  # socket.timeout
         connection.disconnect()
         raise RedisTimeoutError(f"Timeout reading from {_host(connection)}") from error
@@ -190,7 +185,7 @@ def read_directly(connection: Any, count: int) -> list[Any] | None:  # a redis-p
     except BaseException:
         connection.disconnect()
         raise
-    if pos < len(data):
+    if kept:
         connection.disconnect()
     if connection.health_check_interval:
         connection.next_health_check = time.monotonic() + connection.health_check_interval

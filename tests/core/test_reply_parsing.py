@@ -96,16 +96,15 @@ STREAM = b"".join(REPLIES[:-1])
 
 
 def _read(chunks: list[bytes], count: int) -> tuple[list[Any], bytes]:
-    """The replies, and the bytes left past them, as a shell's read loop gets them
-    from ``chunks`` received one after another (the loop of ``read_directly``)."""
+    """The replies, and the bytes kept past them, as a shell's read loop gets them from
+    ``chunks`` received one after another (the loop of ``read_directly``)."""
     values: list[Any] = []
-    data, pos = b"", 0
+    kept = b""
     for chunk in chunks:
         if len(values) >= count:
             break
-        data = data[pos:] + chunk if pos < len(data) else chunk
-        pos = take(values, count, data, ERROR_OF)
-    return values, data[pos:]
+        kept = take(values, count, kept, chunk, ERROR_OF)
+    return values, kept
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 64, len(STREAM)])
@@ -120,8 +119,10 @@ def test_replies_received_in_chunks_of_any_size_are_the_replies(size: int) -> No
 
 def test_take_stops_at_the_replies_asked_for() -> None:
     values: list[Any] = []
-    assert take(values, 1, b":1\r\n:2\r\n", ERROR_OF) == 4  # ":2" is left: out of step
+    assert take(values, 1, b"", b":1\r\n:2\r\n", ERROR_OF) == b":2\r\n"  # out of step
     assert values == [1]
-    assert take(values, 1, b":3\r\n", ERROR_OF) == 0  # none more asked for
-    assert take([], 2, b":1\r\n:2", ERROR_OF) == 4  # the second cut short: read more
+    assert take(values, 1, b"", b":3\r\n", ERROR_OF) == b":3\r\n"  # none more asked for
+    assert take([], 2, b":1\r", b"\n:2", ERROR_OF) == b":2"  # the second cut short
+    with pytest.raises(ConnectionError, match="closed"):  # an empty read: the stream ended
+        take([], 1, b":1", b"", ERROR_OF)
     assert _read([b":1\r\n:", b"2\r\n:3"], 2) == ([1, 2], b":3")

@@ -75,15 +75,19 @@ def parse(data: bytes, pos: int, error_of: ErrorOf) -> tuple[Any, int]:
     raise InvalidResponse(f"Protocol Error: {data[pos : end + 2]!r}")
 
 
-def take(values: list[Any], count: int, data: bytes, error_of: ErrorOf) -> int:
-    """Append to ``values`` the replies that ``data`` (received bytes, starting at a
-    reply) holds, until ``values`` has ``count``; return the position after the last
-    one taken. The read loop both shells share: each receives (its own I/O and error
-    mapping) while ``len(values) < count``, keeping ``data[position:]`` (a reply cut
-    short, parsed again from its start once more bytes came: a lock call's replies fit
-    one read, the longest a manager asks for, a cluster's slot map, a few), and closes
-    the connection when bytes are left past the last reply (it is out of step).
-    Raises what `parse` raises."""
+def take(values: list[Any], count: int, kept: bytes, chunk: bytes, error_of: ErrorOf) -> bytes:
+    """Append to ``values`` the replies that ``kept + chunk`` holds (bytes kept from
+    before, starting at a reply, then the ``chunk`` just received), until ``values`` has
+    ``count``; return the bytes after the last one taken, to keep. The read loop both
+    shells share: each receives (its own I/O and error mapping) while
+    ``len(values) < count``; a reply cut short is parsed again from its start once more
+    bytes came (a lock call's replies fit one read, the longest a manager asks for, a
+    cluster's slot map, a few); bytes still kept once all replies are in mean the
+    connection is out of step. An empty ``chunk`` is the end of the stream: raises
+    redis-py's ``ConnectionError``, as its reader does; else what `parse` raises."""
+    if not chunk:
+        raise RedisConnectionError("Connection closed by server.")
+    data = kept + chunk
     pos = 0
     while len(values) < count and pos < len(data):
         reply, at = parse(data, pos, error_of)
@@ -91,4 +95,4 @@ def take(values: list[Any], count: int, data: bytes, error_of: ErrorOf) -> int:
             break
         values.append(reply)
         pos = at
-    return pos
+    return data[pos:]
