@@ -96,7 +96,8 @@ class Target(Protocol):
         """Send ``effects`` now; the batch returned reads them in ``finish()``."""
 
     def subscribe(self, channel: str, timeout: float, rule: WakeRule) -> Any:
-        """Join the subscription to ``channel``: a subscription with ``wait``/``close``;
+        """Join the subscription to ``channel``: a subscription with ``wait``/``close``
+        and ``quiet_since`` (see `redisson_py.core.routing.subscriptions.ChannelSub`);
         ``rule`` says how many waiters a message wakes."""
 
 
