@@ -127,12 +127,10 @@ class _Listener:
             if kind in ("message", "smessage"):
                 self.service._deliver(channel, message.get("data"))
             elif kind in ("subscribe", "ssubscribe"):
-                # The table first: a waiter the event wakes reads when its channel was
-                # confirmed (ChannelSub.quiet_since), perhaps on another thread at once.
-                self.service._confirmed(self.address, channel)
                 event = self.confirmations.pop(channel, None)
                 if event is not None:
                     event.set()
+                self.service._confirmed(self.address)
 
     async def close(self) -> None:
         self.stopped = True
@@ -155,11 +153,6 @@ class Subscription:
     async def wait(self, timeout: float) -> bool:
         """Until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
         return await self._service._wait(self._waiter, timeout)
-
-    def quiet_since(self, since: float) -> bool:
-        """Whether a waiter that tried after ``since`` (``time.monotonic()``) and has
-        joined can wait without trying again (see `ChannelSub.quiet_since`)."""
-        return self._sub.quiet_since(since)
 
     async def close(self) -> None:
         if not self._closed:
@@ -194,11 +187,11 @@ class PubSubService:
             except Exception:
                 log.exception("pub/sub node listener failed")
 
-    def _confirmed(self, address: Address, channel: str) -> None:
-        """``address`` confirmed the subscription to ``channel``: tell the node listeners
-        if its connection had failed before (it is back)."""
+    def _confirmed(self, address: Address) -> None:
+        """A subscription on ``address`` was confirmed: tell the node listeners if its
+        connection had failed before (it is back)."""
         with self._lock:
-            back = self._table.node_back(address, channel, time.monotonic())
+            back = self._table.node_back(address)
         if back:
             self._notify_node(address)
 
@@ -233,9 +226,7 @@ class PubSubService:
         ``rule`` says how many waiters a message wakes (see
         `wake_count`)."""
         with self._lock:
-            sub, created = self._table.join(
-                channel, lambda: primitives.Waker(self._lock), rule, time.monotonic()
-            )
+            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
             confirmed = None
             try:
                 if created:
@@ -305,13 +296,13 @@ class PubSubService:
 
     def _deliver(self, channel: str, data: Any) -> None:
         with self._lock:
-            delivered = self._table.deliver(channel, data, time.monotonic())
+            delivered = self._table.deliver(channel, data)
             if delivered is not None:
                 _notify(*delivered)
 
     @staticmethod
     def _wake_all(sub: ChannelSub) -> None:
-        sub.signal_all(time.monotonic())
+        sub.signal_all()
         sub.waker.notify_all()
 
     async def _listener_failed(self, listener: _Listener, error: BaseException) -> None:
@@ -320,7 +311,7 @@ class PubSubService:
         with self._lock:
             if self._listeners.get(listener.address) is listener:
                 del self._listeners[listener.address]
-            for sub in self._table.node_lost(listener.address, time.monotonic()):
+            for sub in self._table.node_lost(listener.address):
                 _notify(sub, ALL)
         await listener.close()
         self.manager.suspect(listener.address)

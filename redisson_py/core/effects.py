@@ -96,8 +96,7 @@ class Target(Protocol):
         """Send ``effects`` now; the batch returned reads them in ``finish()``."""
 
     def subscribe(self, channel: str, timeout: float, rule: WakeRule) -> Any:
-        """Join the subscription to ``channel``: a subscription with ``wait``/``close``
-        and ``quiet_since`` (see `redisson_py.core.routing.subscriptions.ChannelSub`);
+        """Join the subscription to ``channel``: a subscription with ``wait``/``close``;
         ``rule`` says how many waiters a message wakes."""
 
 

@@ -347,11 +347,8 @@ def try_lock(
 
     def wait_loop(subscription: Any, reply: AcquireReply) -> Generator[Effect, Any, bool]:
         # A waiter that listens tries again at once after subscribing (a release may
-        # have come before the subscription), unless the channel was subscribed before
-        # its first try and quiet since (`ChannelSub.quiet_since`: a release since
-        # then is still announced to it); one that polls sleeps first.
-        quiet = subscription is not None and subscription.quiet_since(started)
-        if backoff is None and not quiet:
+        # have come before the subscription); one that polls sleeps first.
+        if backoff is None:
             reply = yield from attempt()
         while True:
             if reply.acquired:

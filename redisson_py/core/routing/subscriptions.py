@@ -82,39 +82,20 @@ class ChannelSub:
     """How many waiters a message wakes (see `wake_count`)."""
     idle_since: float | None = None
     """When the last waiter left (None while it has waiters)."""
-    stirred: float = 0.0
-    """When anything last happened to it that a waiter could have missed before joining:
-    created, a message, a wake-all, a node's confirmation (see `quiet_since`)."""
 
-    def signal(self, count: int, now: float) -> int:
+    def signal(self, count: int) -> int:
         """Add ``count`` wake-up permits (`ALL`: one per waiter), capped at the
         number of waiters; return how many waiters to notify."""
-        self.stirred = now
         if count == ALL:
-            self.signal_all(now)
+            self.signal_all()
             return ALL
         if count <= 0:
             return 0
         self.permits = min(self.permits + count, max(self.waiters, 1))
         return count
 
-    def signal_all(self, now: float) -> None:
-        self.stirred = now
+    def signal_all(self) -> None:
         self.broadcasts += 1
-
-    def quiet_since(self, since: float) -> bool:
-        """True when this subscription was confirmed on a node before ``since`` and
-        nothing has happened to it from then on (no message, no wake-all, no new node).
-
-        A waiter that tried the lock after ``since`` and has joined since then can wait
-        without trying again: the node had its subscription when the try ran, so any
-        release after the try is announced there, and its message either came after
-        the join (it wakes this waiter or another: someone tries) or would have stirred
-        the subscription. Otherwise (a new subscription, a message in between that
-        this waiter may have missed, no node) it tries again after joining, as
-        Redisson's waiters always do. The shells update `stirred` under the lock that
-        `SubscriptionTable.join` runs under, and read this after the join."""
-        return self.address is not None and self.stirred < since
 
     def take(self) -> bool:
         """Consume a permit if there is one."""
@@ -159,14 +140,14 @@ class SubscriptionTable:
         return self._subs.get(channel)
 
     def join(
-        self, channel: str, make_waker: Callable[[], Any], rule: WakeRule, now: float
+        self, channel: str, make_waker: Callable[[], Any], rule: WakeRule = "lock"
     ) -> tuple[ChannelSub, bool]:
         """Add a waiter to ``channel``; True when the channel is new (subscribe it).
         ``rule`` is the channel's wake rule (taken from its first waiter)."""
         sub = self._subs.get(channel)
         created = sub is None
         if sub is None:
-            sub = ChannelSub(channel, waker=make_waker(), rule=rule, stirred=now)
+            sub = ChannelSub(channel, waker=make_waker(), rule=rule)
             self._subs[channel] = sub
         elif sub.waiters == 0:
             # Signals that came while nobody waited were meant for nobody: the new
@@ -197,18 +178,16 @@ class SubscriptionTable:
             del self._subs[sub.channel]
         return gone
 
-    def deliver(
-        self, channel: str, message: bytes | str | None, now: float
-    ) -> tuple[ChannelSub, int] | None:
+    def deliver(self, channel: str, message: bytes | str | None) -> tuple[ChannelSub, int] | None:
         """A message arrived on ``channel``: its subscription and how many of its waiters
         to notify (`ALL`: every one), or None when nobody subscribes to it."""
         sub = self._subs.get(channel)
         if sub is None:
             return None
-        count = sub.signal(wake_count(sub.rule, message), now)
+        count = sub.signal(wake_count(sub.rule, message))
         return sub, count if count == ALL else min(count, sub.waiters)
 
-    def node_lost(self, address: Address, now: float) -> list[ChannelSub]:
+    def node_lost(self, address: Address) -> list[ChannelSub]:
         """``address``'s connection failed. Its channels without waiters are forgotten;
         the others lose their node (the next placement subscribes them where the view
         says) and get a wake-all, since messages may have been lost: notify every waiter
@@ -219,17 +198,14 @@ class SubscriptionTable:
                 self.discard(sub)
                 continue
             sub.address = None
-            sub.signal_all(now)
+            sub.signal_all()
             woken.append(sub)
         self._reconnecting.add(address)
         return woken
 
-    def node_back(self, address: Address, channel: str, now: float) -> bool:
-        """``address`` confirmed the subscription to ``channel``: True (once) when its
-        connection had failed since (the node may have restarted and lost its keys)."""
-        sub = self._subs.get(channel)
-        if sub is not None and sub.address == address:
-            sub.stirred = now  # subscribed there only now (see ChannelSub.quiet_since)
+    def node_back(self, address: Address) -> bool:
+        """A subscription on ``address`` was confirmed: True (once) when its connection
+        had failed since (the node may have restarted and lost its keys)."""
         if address not in self._reconnecting:
             return False
         self._reconnecting.discard(address)
