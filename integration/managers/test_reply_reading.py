@@ -38,14 +38,18 @@ COMMANDS: list[tuple[Any, ...]] = [
 ]
 
 
-LOCK_COMMANDS: list[tuple[Any, ...]] = [
-    ("EVAL", scripts.ACQUIRE.source, 1, "replies:lock", 30_000, "o:1", "o:1:a", "r1"),
-    ("EVAL", scripts.ACQUIRE.source, 1, "replies:lock", 30_000, "o:2", "o:2:a", "r2"),
-    ("WAIT", 0, 10),
-    ("DEL", "replies:lock"),
-]
-"""A lock call's replies: a grant, a refusal (the holder's TTL), a WAIT's count, and the
-key deleted again (each connection's pipeline leaves the server as it found it)."""
+def lock_commands(key: str) -> list[tuple[Any, ...]]:
+    """A lock call's replies on ``key``: a refusal (the holder's TTL, which must not
+    depend on the millisecond a connection's pipeline ran in: both connections must read
+    the same), a reentrant grant, a WAIT's count, and the key deleted again (each
+    connection's pipeline leaves the server as it found it)."""
+    return [
+        ("HSET", key, "o:1", 1),  # a hold with no TTL yet: the refusal says -1
+        ("EVAL", scripts.ACQUIRE.source, 1, key, 30_000, "o:2", "o:2:a", "r2"),
+        ("EVAL", scripts.ACQUIRE.source, 1, key, 30_000, "o:1", "o:1:a", "r1"),
+        ("WAIT", 0, 10),
+        ("DEL", key),
+    ]
 
 
 @pytest.fixture
@@ -108,10 +112,11 @@ def test_replies_read_as_redis_py_reads_them(connect: Any, options: dict[str, An
 
 def test_the_lock_scripts_replies_read_as_redis_py_reads_them(connect: Any) -> None:
     ours, theirs = connect(), connect()
+    commands = lock_commands("replies:lock")
     for connection in (ours, theirs):
-        connection.send_packed_command(connection.pack_commands(LOCK_COMMANDS))
-    expected = [_reply_by_redis_py(theirs) for _ in LOCK_COMMANDS]
-    assert repr(read_replies(ours, len(LOCK_COMMANDS))) == repr(expected)
+        connection.send_packed_command(connection.pack_commands(commands))
+    expected = [_reply_by_redis_py(theirs) for _ in commands]
+    assert repr(read_replies(ours, len(commands))) == repr(expected)
 
 
 def test_bytes_past_the_replies_asked_for_close_the_connection(connect: Any) -> None:
@@ -220,10 +225,11 @@ async def test_asyncio_lock_scripts_replies_read_as_redis_py_reads_them(
     connect_async: Any,
 ) -> None:
     ours, theirs = await connect_async(), await connect_async()
+    commands = lock_commands("replies:alock")
     for connection in (ours, theirs):
-        await connection.send_packed_command(connection.pack_commands(LOCK_COMMANDS))
-    expected = [await _reply_by_redis_py_async(theirs) for _ in LOCK_COMMANDS]
-    assert repr(await read_replies_async(ours, len(LOCK_COMMANDS))) == repr(expected)
+        await connection.send_packed_command(connection.pack_commands(commands))
+    expected = [await _reply_by_redis_py_async(theirs) for _ in commands]
+    assert repr(await read_replies_async(ours, len(commands))) == repr(expected)
 
 
 async def test_asyncio_bytes_past_the_replies_asked_for_close_the_connection(
