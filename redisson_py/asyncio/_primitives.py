@@ -13,9 +13,10 @@ names in `redisson_py.sync._primitives`:
 - a round trip is timed as a whole by `round_trip_timeout` here (redis-py's own
   asyncio socket timeout starts a task per command); the threaded shell relies on
   socket timeouts;
-- a call's replies are read from the connection's stream here, from its socket there,
-  when redis-py's pure-Python reader would read them (`read_directly`; the parsing
-  is shared: `redisson_py.core.routing.replies`);
+- a call's replies, and what a pub/sub connection receives, are read from the
+  connection's stream here, from its socket there, when redis-py's pure-Python reader
+  would read them (`read_directly`, `read_pushed`; the parsing is shared:
+  `redisson_py.core.routing.replies`);
 - owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
   there.
 
@@ -40,7 +41,7 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from redisson_py._callbacks import await_later
-from redisson_py.core.routing.replies import take
+from redisson_py.core.routing.replies import ReplyStream, take
 from redisson_py.core.state.client_state import Runtime
 from redisson_py.errors import UsageError
 
@@ -281,23 +282,65 @@ async def read_directly(connection: Any, count: int) -> list[Any] | None:
     try:
         while len(replies) < count:
             kept = take(replies, count, kept, await stream.read(_READ_SIZE), parser.parse_error)
-    except RedisConnectionError:
-        await connection.disconnect(nowait=True)
-        raise
-    except OSError as error:
-        await connection.disconnect(nowait=True)
-        raise RedisConnectionError(
-            f"Error while reading from {_host(connection)} : {error.args}"
-        ) from error
-    except BaseException:
-        await connection.disconnect(nowait=True)
-        raise
+    except BaseException as error:
+        failure = await _reading_failed(connection, error)
+        if failure is error:
+            raise
+        raise failure from error
     if kept:
         await connection.disconnect(nowait=True)
     if connection.health_check_interval:
         loop_time = asyncio.get_running_loop().time()
         connection.next_health_check = loop_time + connection.health_check_interval
     return replies
+
+
+async def read_pushed(pubsub: Any, stream: ReplyStream, timeout: float) -> list[Any] | None:
+    """The replies a redis-py asyncio ``PubSub``'s connection receives within
+    ``timeout`` seconds ([] when none came; see `redisson_py.core.routing.replies` for
+    why), read here from the connection's stream when redis-py would read them with its
+    pure-Python RESP2 parser, undecoded, with none of its buffer unread; otherwise None,
+    having read nothing (then ``PubSub.get_message`` reads). None too when nothing is
+    subscribed: ``get_message`` then waits without reading, and so does the caller.
+    ``stream`` keeps a reply cut short between calls: one per connection. An error
+    reading closes the connection and raises redis-py's ``ConnectionError``; a wait
+    that ends (or is cancelled) reads nothing."""
+    connection: Any = pubsub.connection
+    if connection is None or not pubsub.subscribed:
+        return None
+    parser: Any = getattr(connection, "_parser", None)
+    reader: Any = getattr(connection, "_reader", None)
+    if (
+        type(parser) is not _AsyncRESP2Parser
+        or reader is None
+        or parser._buffer
+        or parser._chunks
+        or connection.encoder.decode_responses
+    ):
+        return None
+    try:
+        try:
+            # The stream keeps what it has not returned: a wait cut here loses nothing.
+            async with asyncio.timeout(timeout):
+                chunk = await reader.read(_READ_SIZE)
+        except TimeoutError:
+            return []
+        return stream.feed(chunk, parser.parse_error)
+    except BaseException as error:
+        failure = await _reading_failed(connection, error)
+        if failure is error:
+            raise
+        raise failure from error
+
+
+async def _reading_failed(connection: Any, error: BaseException) -> BaseException:
+    """Close ``connection``, whose read failed with ``error`` or was cancelled (as
+    redis-py's reader does); the error to raise for it: redis-py's ``ConnectionError``
+    for the socket's own."""
+    await connection.disconnect(nowait=True)
+    if isinstance(error, OSError):
+        return RedisConnectionError(f"Error while reading from {_host(connection)} : {error.args}")
+    return error
 
 
 def _host(connection: AbstractConnection) -> str:

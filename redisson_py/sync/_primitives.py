@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import os
 import select
+import socket
 import threading
 import time
 import weakref
@@ -25,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py._callbacks import await_later
 from redisson_py.core import forks
-from redisson_py.core.routing.replies import take
+from redisson_py.core.routing.replies import ReplyStream, take
 from redisson_py.core.state.client_state import Runtime
 
 IS_ASYNC = False
@@ -171,25 +172,74 @@ def read_directly(connection: Any, count: int) -> list[Any] | None:  # a redis-p
     try:
         while len(replies) < count:
             kept = take(replies, count, kept, sock.recv(_READ_SIZE), parser.parse_error)
-    except TimeoutError as error:  # socket.timeout
-        connection.disconnect()
-        raise RedisTimeoutError(f"Timeout reading from {_host(connection)}") from error
-    except RedisConnectionError:
-        connection.disconnect()
-        raise
-    except OSError as error:
-        connection.disconnect()
-        raise RedisConnectionError(
-            f"Error while reading from {_host(connection)} : {error.args}"
-        ) from error
-    except BaseException:
-        connection.disconnect()
-        raise
+    except BaseException as error:
+        failure = _reading_failed(connection, error)
+        if failure is error:
+            raise
+        raise failure from error
     if kept:
         connection.disconnect()
     if connection.health_check_interval:
         connection.next_health_check = time.monotonic() + connection.health_check_interval
     return replies
+
+
+def read_pushed(pubsub: Any, stream: ReplyStream, timeout: float) -> list[Any] | None:
+    """The replies a redis-py ``PubSub``'s connection receives within ``timeout``
+    seconds ([] when none came; see `redisson_py.core.routing.replies` for why), read
+    here when redis-py would read them with its pure-Python RESP2 parser, undecoded,
+    from a plain socket (the wait is a ``poll``: none on Windows, and it cannot see into
+    a TLS connection's buffered records), with none of its buffer unread; otherwise
+    None, having read nothing (then ``PubSub.get_message`` reads). None too when nothing
+    is subscribed: ``get_message`` then waits without reading, and so does the caller.
+    ``stream`` keeps a reply cut short between calls: one per connection. An error
+    reading closes the connection and raises redis-py's ``ConnectionError`` (or
+    ``TimeoutError``)."""
+    connection: Any = pubsub.connection
+    if connection is None or not pubsub.subscribed or not _HAS_POLL:
+        return None
+    parser: Any = getattr(connection, "_parser", None)
+    sock: Any = connection._sock
+    buffered = getattr(parser, "_buffer", None)
+    if (
+        type(parser) is not _RESP2Parser
+        or type(sock) is not socket.socket
+        or buffered is None
+        or buffered.unread_bytes()
+        or connection.encoder.decode_responses
+    ):
+        return None
+    try:
+        if not _poller(connection, sock).poll(max(0, int(timeout * 1000))):
+            return []
+        return stream.feed(sock.recv(_READ_SIZE), parser.parse_error)
+    except BaseException as error:
+        failure = _reading_failed(connection, error)
+        if failure is error:
+            raise
+        raise failure from error
+
+
+def _reading_failed(connection: Any, error: BaseException) -> BaseException:
+    """Close ``connection``, whose read failed with ``error`` (as redis-py's reader
+    does); the error to raise for it: redis-py's types for the socket's own."""
+    connection.disconnect()
+    if isinstance(error, TimeoutError):  # socket.timeout
+        return RedisTimeoutError(f"Timeout reading from {_host(connection)}")
+    if isinstance(error, OSError):
+        return RedisConnectionError(f"Error while reading from {_host(connection)} : {error.args}")
+    return error
+
+
+def _poller(connection: Any, sock: Any) -> Any:
+    """A ``select.poll`` for ``sock``'s input, kept with ``connection`` for its current
+    socket (a reconnect makes a new one)."""
+    kept = getattr(connection, "_redisson_py_poll", None)
+    if kept is None or kept[0] is not sock:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        kept = connection._redisson_py_poll = (sock, poller)
+    return kept[1]
 
 
 def _host(connection: AbstractConnection) -> str:
@@ -205,16 +255,9 @@ def stale(connection: AbstractConnection) -> bool:
         return False  # not connected: connects on send
     try:
         # A poll first (under 1 us): the common case, nothing to read, costs no more.
-        # The poller is kept with the connection for its current socket (a reconnect
-        # makes a new one). (No poll() on Windows: redis-py's check alone there.)
-        if _HAS_POLL:
-            kept = getattr(connection, "_redisson_py_poll", None)
-            if kept is None or kept[0] is not sock:
-                poller = select.poll()
-                poller.register(sock, select.POLLIN)
-                kept = connection._redisson_py_poll = (sock, poller)  # type: ignore[attr-defined]
-            if not kept[1].poll(0):
-                return False
+        # (No poll() on Windows: redis-py's check alone there.)
+        if _HAS_POLL and not _poller(connection, sock).poll(0):
+            return False
         # Readable: EOF, a reset, stray bytes, or only a TLS record with no data for us
         # (a TLS 1.3 session ticket), which redis-py's read through TLS tells apart.
         return bool(connection.can_read(timeout=0))

@@ -25,6 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.effects import WakeRule
+from redisson_py.core.routing.replies import ReplyStream, published
 from redisson_py.core.routing.subscriptions import (
     ALL,
     ChannelSub,
@@ -46,6 +47,11 @@ the channels idle past their grace period."""
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _typed(message: dict[str, Any]) -> tuple[str, str, Any]:
+    """A redis-py pub/sub message as (type, channel, data)."""
+    return _text(message.get("type")), _text(message.get("channel")), message.get("data")
 
 
 def close_pubsub(pubsub: Any) -> None:
@@ -110,29 +116,54 @@ class _Listener:
 
     def _read(self) -> None:
         swept = time.monotonic()
+        stream = ReplyStream()
         while not self.stopped:
             try:
-                message = self.pubsub.get_message(timeout=READ_TICK)
+                received, failure = self._receive(stream)
             except primitives.Cancelled:
                 raise
             except Exception as error:
+                received, failure = [], error
+            for kind, channel, data in received:
+                if kind in ("message", "smessage"):
+                    self.service._deliver(channel, data)
+                elif kind in ("subscribe", "ssubscribe"):
+                    event = self.confirmations.pop(channel, None)
+                    if event is not None:
+                        event.set()
+                    self.service._confirmed(self.address)
+            if failure is not None:
                 if not self.stopped:
-                    self.service._listener_failed(self, error)
+                    self.service._listener_failed(self, failure)
                 return
             if time.monotonic() - swept >= READ_TICK:
                 swept = time.monotonic()
                 self.service._sweep()
-            if message is None:
+
+    def _receive(self, stream: ReplyStream) -> tuple[list[tuple[str, str, Any]], Exception | None]:
+        """What the connection received within `READ_TICK`, as (type, channel, data),
+        and the error reply that came after them, if one did (the connection is then
+        given up, as when ``get_message`` raises it). Read by the shell where it can
+        (`primitives.read_pushed`), else by redis-py's ``get_message``. A published
+        message read by the shell skips redis-py (its pub/sub metrics do not count
+        it); every other reply goes through ``handle_message``, which keeps redis-py's
+        account of what is subscribed."""
+        replies = primitives.read_pushed(self.pubsub, stream, READ_TICK)
+        if replies is None:
+            message = self.pubsub.get_message(timeout=READ_TICK)
+            return ([] if message is None else [_typed(message)]), None
+        received: list[tuple[str, str, Any]] = []
+        for reply in replies:
+            if isinstance(reply, Exception):
+                return received, reply
+            message = published(reply)
+            if message is not None:
+                received.append(("message", _text(message[0]), message[1]))
                 continue
-            kind = _text(message.get("type"))
-            channel = _text(message.get("channel"))
-            if kind in ("message", "smessage"):
-                self.service._deliver(channel, message.get("data"))
-            elif kind in ("subscribe", "ssubscribe"):
-                event = self.confirmations.pop(channel, None)
-                if event is not None:
-                    event.set()
-                self.service._confirmed(self.address)
+            handled = self.pubsub.handle_message(reply, self.pubsub.ignore_subscribe_messages)
+            if handled is not None:
+                received.append(_typed(handled))
+        return received, None
 
     def close(self) -> None:
         self.stopped = True

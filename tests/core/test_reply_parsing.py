@@ -18,7 +18,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from redisson_py.core.routing.replies import INCOMPLETE, parse, take
+from redisson_py.core.routing.replies import INCOMPLETE, ReplyStream, parse, published, take
 
 ERROR_OF = _RESP2Parser.parse_error
 
@@ -126,3 +126,50 @@ def test_take_stops_at_the_replies_asked_for() -> None:
     with pytest.raises(ConnectionError, match="closed"):  # an empty read: the stream ended
         take([], 1, b":1", b"", ERROR_OF)
     assert _read([b":1\r\n:", b"2\r\n:3"], 2) == ([1, 2], b":3")
+
+
+def _message(kind: bytes, channel: bytes, data: bytes) -> bytes:
+    parts = [kind, channel, data]
+    return b"*3\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
+PUSHED = [
+    b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n",  # a subscription's confirmation
+    _message(b"message", b"ch", b"0"),
+    _message(b"smessage", b"{lock}ch", b"1"),
+    _message(b"message", b"ch", b"a payload\r\nwith CRLF " + b"x" * 3000),
+    b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n",
+]
+"""What a pub/sub connection receives unasked, back to back."""
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 64, len(b"".join(PUSHED))])
+def test_pushed_replies_received_in_chunks_of_any_size_are_the_replies(size: int) -> None:
+    data = b"".join(PUSHED)
+    stream, got = ReplyStream(), []
+    for at in range(0, len(data), size):
+        replies = stream.feed(data[at : at + size], ERROR_OF)
+        got.extend(replies)
+        # Each whole reply is returned by the chunk that completes it, not later.
+        assert len(got) == sum(
+            1 for pushed in PUSHED if data.find(pushed) + len(pushed) <= at + size
+        )
+    assert repr(got) == repr([_by_redis_py(pushed) for pushed in PUSHED])
+    with pytest.raises(ConnectionError, match="closed"):  # an empty read: the stream ended
+        stream.feed(b"", ERROR_OF)
+
+
+def test_published_messages_are_told_from_every_other_reply() -> None:
+    replies = [parse(pushed, 0, ERROR_OF)[0] for pushed in PUSHED]
+    assert [published(reply) for reply in replies] == [
+        None,
+        (b"ch", b"0"),
+        (b"{lock}ch", b"1"),
+        (b"ch", b"a payload\r\nwith CRLF " + b"x" * 3000),
+        None,
+    ]
+    # a pattern's message (4 items), a reply of another shape, an error: not ours to take
+    assert published([b"pmessage", b"c*", b"ch", b"0"]) is None
+    assert published([b"message", b"ch"]) is None
+    assert published(b"message") is None
+    assert published(ResponseError("MOVED 1 127.0.0.1:7001")) is None
