@@ -111,6 +111,30 @@ def test_messages_read_as_redis_py_reads_them(
     assert primitives.read_pushed(ours, ReplyStream(), 0.05) in ([], None)  # nothing more
 
 
+def _needs_sharded_pubsub(node: Any) -> None:
+    server = redis.Redis(host=node.host, port=node.port)
+    major = int(str(server.info("server")["redis_version"]).split(".")[0])
+    server.close()
+    if major < 7:
+        pytest.skip("sharded pub/sub needs Redis 7")
+
+
+def test_sharded_messages_are_read_here(single_topology: Topology, pubsubs: Any) -> None:
+    node = single_topology.master()
+    _needs_sharded_pubsub(node)
+    ours = pubsubs()
+    ours.ssubscribe(CHANNELS[1])  # as the client listens on a cluster (Redis 7)
+    assert _receive_until(ours, 1) == [("ssubscribe", CHANNELS[1], 1)]
+    publisher = redis.Redis(host=node.host, port=node.port)
+    for payload in (b"0", b"1"):
+        publisher.spublish(CHANNELS[1], payload)
+    publisher.close()
+    assert _receive_until(ours, 2) == [
+        ("message", CHANNELS[1], b"0"),
+        ("message", CHANNELS[1], b"1"),
+    ]
+
+
 def test_an_unsubscribe_read_here_keeps_redis_pys_account(pubsubs: Any) -> None:
     ours = pubsubs()
     ours.subscribe(CHANNELS[0])

@@ -7,6 +7,7 @@ import datetime
 import ipaddress
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,6 +142,25 @@ def test_tls_with_the_right_ca_locks(
     assert owner(lock.try_lock) is True
     assert owner(lock.is_held_by_current_thread) is True
     owner(lock.unlock)
+
+
+def test_a_release_over_tls_wakes_a_waiter_at_once(
+    flavor: Flavor, tls_server: dict[str, object], lock_name: str
+) -> None:
+    # The pub/sub message comes through TLS: read by redis-py in the threaded client
+    # (its wait cannot poll a TLS socket), from the stream in the asyncio one.
+    lock = flavor.create_client(_tls_config(tls_server["port"], tls_server["ca"])).get_lock(
+        lock_name
+    )
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    alice(lock.lock)  # no lease: the waiter could sleep up to 30 s without the message
+    waiting = bob.start_timed(lock.lock)
+    time.sleep(0.3)
+    assert not waiting.done()
+    _, released = alice.start_timed(lock.unlock).result(timeout=5)
+    _, acquired = waiting.result(timeout=5)
+    assert acquired - released < 0.05
+    bob(lock.unlock)
 
 
 def test_tls_with_another_ca_is_refused(flavor: Flavor, tls_server: dict[str, object]) -> None:
