@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from kind_helpers import by_slot, kill, listening, owner_field, raw_master, reader, running
 
+from integration.wake_ups import release_wakes_waiter
 from redisson_py import LockLost, LockNotOwnedError
 from redisson_py.core.routing import naming
 from redisson_py.testing import Topology, eventually
@@ -127,17 +128,9 @@ def test_a_read_unlock_that_frees_the_lock_wakes_a_writer_at_once(
     flavor: Flavor, make_client: Callable[..., Any], lock_name: str
 ) -> None:
     first, second = make_client(), make_client()
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
     read = first.get_read_write_lock(lock_name).read_lock()
     write = second.get_read_write_lock(lock_name).write_lock()
-    alice(read.lock)  # watchdog: a 30 s TTL
-    waiting = bob.start_timed(write.lock)
-    time.sleep(0.3)
-    assert not waiting.done()
-    _, released = alice.start_timed(read.unlock).result(timeout=10)
-    _, granted = waiting.result(timeout=10)
-    assert granted - released < 1.0
-    bob(write.unlock)
+    release_wakes_waiter(flavor, read, write, within=1.0)
 
 
 def test_a_killed_readers_hold_runs_out_with_the_watchdog_timeout(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from integration.wake_ups import release_wakes_waiter
 from redisson_py import LockLost, LockNotOwnedError
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
@@ -80,15 +81,7 @@ def test_release_wakes_a_waiter_at_once(
     make_client: Callable[..., Any], flavor: Flavor, lock_name: str
 ) -> None:
     lock = make_client().get_lock(lock_name)
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
-    alice(lock.lock)  # no lease: the waiter could sleep up to 30 s without the message
-    waiting = bob.start_timed(lock.lock)
-    time.sleep(0.3)
-    assert not waiting.done()
-    _, released = alice.start_timed(lock.unlock).result(timeout=5)
-    _, acquired = waiting.result(timeout=5)
-    assert acquired - released < 0.05
-    bob(lock.unlock)
+    release_wakes_waiter(flavor, lock, lock, within=0.05)
 
 
 def test_lost_lock_is_reported_and_unlock_raises(

@@ -7,7 +7,6 @@ import datetime
 import ipaddress
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from integration.wake_ups import release_wakes_waiter
 from redisson_py import AuthError, Config, ConnectError
 from redisson_py.config import SslVerificationMode
 from redisson_py.testing import Topology, find_redis_server, wait_until
@@ -152,15 +152,7 @@ def test_a_release_over_tls_wakes_a_waiter_at_once(
     lock = flavor.create_client(_tls_config(tls_server["port"], tls_server["ca"])).get_lock(
         lock_name
     )
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
-    alice(lock.lock)  # no lease: the waiter could sleep up to 30 s without the message
-    waiting = bob.start_timed(lock.lock)
-    time.sleep(0.3)
-    assert not waiting.done()
-    _, released = alice.start_timed(lock.unlock).result(timeout=5)
-    _, acquired = waiting.result(timeout=5)
-    assert acquired - released < 0.05
-    bob(lock.unlock)
+    release_wakes_waiter(flavor, lock, lock, within=0.05)
 
 
 def test_tls_with_another_ca_is_refused(flavor: Flavor, tls_server: dict[str, object]) -> None:
