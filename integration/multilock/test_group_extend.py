@@ -44,20 +44,24 @@ def test_redlock_extend_moves_every_members_deadline(
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
     assert alice(redlock.remaining_validity) == 0.0  # nothing held
     started = time.monotonic()
-    assert alice(redlock.try_lock, 0.0, 2.0) is True
+    # A first lease no stall of a loaded machine outlasts before the extend (2 s did
+    # once, in CI: a member's key can expire just before its extension reaches it).
+    assert alice(redlock.try_lock, 0.0, 5.0) is True
     validity = alice(redlock.remaining_validity)
     # Redlock's arithmetic: the lease, minus the time since the round started, minus drift.
-    assert 0 < validity <= 2.0 - clock_drift(2.0)
-    assert validity >= 2.0 - clock_drift(2.0) - (time.monotonic() - started)
+    assert 0 < validity <= 5.0 - clock_drift(5.0)
+    assert validity >= 5.0 - clock_drift(5.0) - (time.monotonic() - started)
     before = time.monotonic()
     alice(redlock.extend, 10.0)
     validity = alice(redlock.remaining_validity)
     assert 10.0 - clock_drift(10.0) - (time.monotonic() - before) <= validity
     assert validity <= 10.0 - clock_drift(10.0)
-    assert all(8.0 < ttl <= 10.0 for ttl in pttls(redlock_topology, lock_name))
-    time.sleep(2.5)  # past the first lease: held by the extension
+    # Every member's TTL is the extension's (the first lease would leave at most 5 s).
+    ttls = pttls(redlock_topology, lock_name)
+    assert all(10.0 - (time.monotonic() - before) - 0.5 < ttl <= 10.0 for ttl in ttls), ttls
+    time.sleep(5.5)  # past the first lease: held by the extension
     assert bob(flavor.redlock.for_name(lock_name, clients).try_lock, 0.0, 5.0) is False
-    assert 6.0 < alice(redlock.remaining_validity) < 8.0
+    assert 3.0 < alice(redlock.remaining_validity) < 5.0
     # Shorter works too, as for one lock.
     alice(redlock.extend, 3.0)
     assert all(0 < ttl <= 3.0 for ttl in pttls(redlock_topology, lock_name))
