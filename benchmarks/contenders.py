@@ -19,11 +19,18 @@ handles of one kind on given servers and owns the clients it made. Kinds:
 - ``ours-redlock``: ``RedLock.for_name(name, clients)``, one client per master.
 - ``floor-many``: the floor over several masters: each script sent to every master (one
   connection each) before any reply is read; the least a Python RedLock can cost.
-- ``floor-asyncio-queued``: the asyncio floor for many tasks on few locks: the same two
-  scripts by ``redis.asyncio``, each name's tasks queued on an ``asyncio.Lock`` in this
-  process first, so every acquisition costs exactly one ACQUIRE and one RELEASE and
-  waiting costs no round trip at all (a bound no client of a lock that other processes
-  share can reach: it cannot see another process's holders).
+- ``floor-asyncio-waiting``: the asyncio floor for many tasks on few locks, waiting
+  the way any lock that other processes share must: the same two scripts by
+  ``redis.asyncio``; a refused task sleeps until the lock's unlock message (one
+  ``PubSub`` connection, each channel subscribed once and for good, one reader task
+  waking one waiting task per message) or the holder's TTL, then tries again. A task
+  registers for the wake-up before it tries, so a release after its try is never
+  missed: one ACQUIRE refused and one granted per contended acquisition, at the least.
+- ``floor-asyncio-queued``: a bound, not a floor: the same two scripts, each name's
+  tasks queued on an ``asyncio.Lock`` in this process first, so every acquisition
+  costs exactly one ACQUIRE and one RELEASE and waiting costs no round trip at all (no
+  client of a lock that other processes share can do this: it cannot see another
+  process's holders, and it would let one busy process win every turn).
 
 Every lock expires after 30 s if its owner dies, so all of them do comparable work.
 """
@@ -31,6 +38,8 @@ Every lock expires after 30 s if its owner dies, so all of them do comparable wo
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import itertools
 import threading
 import uuid
@@ -56,11 +65,13 @@ LEASE_SECONDS = 30
 SYNC_KINDS = ("floor", "ours", "redis-py", "python-redis-lock", "pottery")
 ASYNC_KINDS = ("floor-asyncio", "ours-asyncio")
 QUEUED_FLOOR = "floor-asyncio-queued"
+WAITING_FLOOR = "floor-asyncio-waiting"
 
 LABELS = {
     "floor": "floor: 2 scripts by redis-py EVALSHA",
     "floor-asyncio": "floor, asyncio",
-    "floor-asyncio-queued": "floor, asyncio: 2 scripts per acquisition, tasks queued in process",
+    "floor-asyncio-queued": "bound, asyncio: 2 scripts per acquisition, tasks queued in process",
+    "floor-asyncio-waiting": "floor, asyncio: the scripts, waiting on the unlock message",
     "ours": "redisson-py",
     "ours-asyncio": "redisson-py asyncio",
     "redis-py": "redis-py Lock",
@@ -84,7 +95,9 @@ class Server:
         return redis.Redis(host="127.0.0.1", port=self.port)
 
     def aioredis(self) -> aioredis.Redis:
-        return aioredis.Redis(host="127.0.0.1", port=self.port)
+        # A connection per task in flight: redis-py 8's default cap (100) refuses the
+        # 101st (100 tasks and a pub/sub connection) rather than making it wait.
+        return aioredis.Redis(host="127.0.0.1", port=self.port, max_connections=1024)
 
 
 def redisson_config(server: Server, **settings: Any) -> Config:
@@ -260,7 +273,7 @@ class AsyncContender:
     one event loop."""
 
     def __init__(self, kind: str, server: Server):
-        if kind not in (*ASYNC_KINDS, QUEUED_FLOOR):
+        if kind not in (*ASYNC_KINDS, QUEUED_FLOOR, WAITING_FLOOR):
             raise ValueError(f"unknown asyncio contender {kind!r}")
         self.kind = kind
         self.server = server
@@ -268,6 +281,10 @@ class AsyncContender:
         self.redisson: aio.Redisson | None = None
         self.latch_ms = latch_millis(redisson_config(server))
         self._queues: dict[str, asyncio.Lock] = {}
+        # The waiting floor's: channel -> the futures of tasks waiting on it, oldest first.
+        self._waiters: dict[str, collections.deque[asyncio.Future[None]]] = {}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         if self.kind.startswith("floor"):
@@ -277,10 +294,70 @@ class AsyncContender:
         else:
             self.redisson = await aio.Redisson.create(redisson_config(self.server))
 
+    async def _read(self) -> None:
+        """The waiting floor's reader: each unlock message wakes one waiting task."""
+        while True:
+            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if message is None:
+                continue
+            queue = self._waiters.get(message["channel"].decode())
+            while queue:
+                future = queue.popleft()
+                if not future.done():  # done: its task was granted the lock, or gave up
+                    future.set_result(None)
+                    break
+
+    async def ready(self) -> None:
+        """The waiting floor: subscribe every channel of the locks made so far, once and
+        for good, and wait for the server's confirmations before any task tries (a
+        release before a confirmed subscription would not wake anyone)."""
+        if self.kind != WAITING_FLOOR or not self._waiters:
+            return
+        assert self.client is not None
+        self._pubsub = self.client.pubsub()
+        await self._pubsub.subscribe(*self._waiters)
+        confirmed = 0
+        while confirmed < len(self._waiters):
+            message = await self._pubsub.get_message(timeout=5.0)
+            if message is None:
+                raise RuntimeError("the waiting floor's subscriptions were not confirmed")
+            confirmed += message["type"] == "subscribe"
+        self._reader = asyncio.create_task(self._read())
+
+    def _waiting_cycle(self, name: str) -> AsyncCycle:
+        client = self.client
+        assert client is not None
+        calls = FloorScripts(name, self.latch_ms)
+        loop = asyncio.get_running_loop()
+        queue = self._waiters.setdefault(calls.channel, collections.deque())
+
+        async def acquire() -> None:
+            while True:
+                woken: asyncio.Future[None] = loop.create_future()
+                queue.append(woken)  # before the try: a release after it wakes us
+                reply = await client.evalsha(*calls.acquire_args())
+                if int(reply[0]) == 1:
+                    woken.cancel()
+                    return
+                try:
+                    async with asyncio.timeout(max(int(reply[1]), 1) / 1000):
+                        await woken
+                except TimeoutError:
+                    woken.cancel()
+
+        async def release() -> None:
+            await client.evalsha(*calls.release_args())
+
+        return AsyncCycle(acquire, release)
+
     def lock(self, name: str) -> AsyncCycle:
+        """A new handle on lock ``name`` (use one per task); call it in the loop, then
+        `ready` before the first acquire."""
         if self.redisson is not None:
             lock = self.redisson.get_lock(name)
             return AsyncCycle(lock.lock, lock.unlock)
+        if self.kind == WAITING_FLOOR:
+            return self._waiting_cycle(name)
         client = self.client
         assert client is not None
         calls = FloorScripts(name, self.latch_ms)
@@ -301,6 +378,12 @@ class AsyncContender:
         return AsyncCycle(acquire, release)
 
     async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._pubsub is not None:
+            await self._pubsub.aclose()
         if self.redisson is not None:
             await self.redisson.shutdown()
         if self.client is not None:

@@ -144,7 +144,7 @@ def cluster(directory: Path, cl: dict[str, Any]) -> Path:
 
 
 def asyncio_contended(directory: Path, ac: dict[str, Any]) -> Path:
-    floor = ac["median"]["floor-asyncio-queued"]
+    floor = ac["median"]["floor-asyncio-waiting"]
     items = [
         (
             kind,

@@ -56,7 +56,9 @@ async def perform(effect: Effect) -> Any:
             await primitives.sleep(effect.seconds)
             return None
         case Subscribe():
-            return await effect.target.subscribe(effect.channel, effect.timeout, effect.rule)
+            return await effect.target.subscribe(
+                effect.channel, effect.timeout, effect.rule, effect.live_only
+            )
         case Unsubscribe():
             await effect.subscription.close()
             return None

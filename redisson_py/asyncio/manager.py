@@ -308,11 +308,14 @@ class ConnectionManager(ManagerBase):
         return batch
 
     async def subscribe(
-        self, channel: str, timeout: float, rule: WakeRule = "lock"
-    ) -> Subscription:
+        self, channel: str, timeout: float, rule: WakeRule = "lock", live_only: bool = False
+    ) -> Subscription | None:
         if self._forks != forks.count:
             self._check_fork()
-        return await self.pubsub.subscribe(channel, timeout, rule)
+        return await self.pubsub.subscribe(channel, timeout, rule, live_only)
+
+    def listens(self, channel: str) -> bool:
+        return self.pubsub.listens(channel)
 
     # --- topology refresh ------------------------------------------------------------
 

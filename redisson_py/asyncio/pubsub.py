@@ -26,7 +26,6 @@ from redisson_py.config.addresses import Address
 from redisson_py.core.effects import WakeRule
 from redisson_py.core.routing.replies import ReplyStream, published
 from redisson_py.core.routing.subscriptions import (
-    ALL,
     ChannelSub,
     SubscriptionTable,
     Waiter,
@@ -62,12 +61,10 @@ async def close_pubsub(pubsub: Any) -> None:
         log.debug("closing pub/sub: %s", error)
 
 
-def _notify(sub: ChannelSub, count: int) -> None:
-    """Wake ``count`` of ``sub``'s waiters (`ALL`: every one)."""
-    if count == ALL:
-        sub.waker.notify_all()
-    for _ in range(count):
-        sub.waker.notify()
+def _notify(woken: list[Waiter]) -> None:
+    """Wake the waiters the bookkeeping handed a wake-up (caller holds the lock)."""
+    for waiter in woken:
+        waiter.handle.notify()
 
 
 class _Listener:
@@ -175,13 +172,16 @@ class _Listener:
 class Subscription:
     """A waiter's share of a channel subscription (what the lock flows wait on)."""
 
-    __slots__ = ("_closed", "_service", "_sub", "_waiter")
+    __slots__ = ("_closed", "_service", "_sub", "_waiter", "behind")
 
     def __init__(self, service: PubSubService, sub: ChannelSub):
         self._service = service
         self._sub = sub
-        self._waiter = Waiter(sub)
+        self._waiter = Waiter(sub, primitives.Waker(service._lock))
         self._closed = False
+        self.behind = len(sub.sleepers)
+        """How many of the client's waiters were asleep on the channel when this one
+        joined (the flows let them go first)."""
 
     async def wait(self, timeout: float) -> bool:
         """Until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
@@ -190,7 +190,7 @@ class Subscription:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._service._leave(self._sub)
+            self._service._leave(self._waiter)
 
 
 class PubSubService:
@@ -251,15 +251,36 @@ class PubSubService:
             return None
         return await self._listener(address).subscribe(sub.channel)
 
+    def _live(self, sub: ChannelSub | None) -> bool:
+        """``sub`` is subscribed on its node and confirmed there, with no confirmation
+        pending (a channel being subscribed or moved is not live)."""
+        if sub is None or sub.address is None:
+            return False
+        listener = self._listeners.get(sub.address)
+        return listener is not None and sub.channel not in listener.confirmations
+
+    def listens(self, channel: str) -> bool:
+        """True when ``channel``'s subscription is live now (see `_live`): a hint,
+        read without the lock; ``subscribe(..., live_only=True)`` decides under it."""
+        return self._live(self._table.get(channel))
+
     async def subscribe(
-        self, channel: str, timeout: float, rule: WakeRule = "lock"
-    ) -> Subscription:
+        self, channel: str, timeout: float, rule: WakeRule = "lock", live_only: bool = False
+    ) -> Subscription | None:
         """Join ``channel``'s subscription; the first waiter subscribes and waits for
         the node's confirmation, so a message published after this returns is seen.
         ``rule`` says how many waiters a message wakes (see
-        `wake_count`)."""
+        `wake_count`). ``live_only``: join only a subscription that is live already
+        (every message published from now on reaches this waiter), else change
+        nothing and return None."""
+        if live_only:
+            with self._lock:
+                if not self._live(self._table.get(channel)):
+                    return None
+                sub, _ = self._table.join(channel, rule)
+                return Subscription(self, sub)
         with self._lock:
-            sub, created = self._table.join(channel, lambda: primitives.Waker(self._lock), rule)
+            sub, created = self._table.join(channel, rule)
             confirmed = None
             try:
                 if created:
@@ -294,14 +315,19 @@ class PubSubService:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                await waiter.sub.waker.wait(left)
+                waiter.sleep()
+                try:
+                    await waiter.handle.wait(left)
+                finally:
+                    waiter.awake()
             return True
 
-    def _leave(self, sub: ChannelSub) -> None:
+    def _leave(self, waiter: Waiter) -> None:
         # No UNSUBSCRIBE here: an idle channel is unsubscribed by its node's reader
         # once its grace period is over (see core.routing.subscriptions).
         with self._lock:
-            self._table.leave(sub, time.monotonic())
+            _notify(waiter.leave())
+            self._table.leave(waiter.sub, time.monotonic())
 
     async def _drop_locked(self, sub: ChannelSub) -> None:
         """Forget ``sub`` and unsubscribe it on its node (caller holds the lock)."""
@@ -329,14 +355,11 @@ class PubSubService:
 
     def _deliver(self, channel: str, data: Any) -> None:
         with self._lock:
-            delivered = self._table.deliver(channel, data)
-            if delivered is not None:
-                _notify(*delivered)
+            _notify(self._table.deliver(channel, data))
 
     @staticmethod
     def _wake_all(sub: ChannelSub) -> None:
-        sub.signal_all()
-        sub.waker.notify_all()
+        _notify(sub.signal_all())
 
     async def _listener_failed(self, listener: _Listener, error: BaseException) -> None:
         """A node's connection broke: its channels wait for the manager's next view."""
@@ -344,8 +367,7 @@ class PubSubService:
         with self._lock:
             if self._listeners.get(listener.address) is listener:
                 del self._listeners[listener.address]
-            for sub in self._table.node_lost(listener.address):
-                _notify(sub, ALL)
+            _notify(self._table.node_lost(listener.address))
         await listener.close()
         self.manager.suspect(listener.address)
         self._notify_node(listener.address)

@@ -75,8 +75,9 @@ class ScriptCommand:
 class Target(Protocol):
     """What a `Call`, `Direct` or `Subscribe` is aimed at: one
     shell's connection manager (`redisson_py.asyncio.manager` and its generated
-    threaded twin). The flows read the first three members; the drivers call the
-    others, which are coroutine functions in the asyncio shell (hence ``Any``)."""
+    threaded twin). The flows read the first three members and `listens`; the drivers
+    call the others, which are coroutine functions in the asyncio shell (hence
+    ``Any``)."""
 
     @property
     def publish_command(self) -> str:
@@ -95,9 +96,15 @@ class Target(Protocol):
     def start(self, effects: Sequence[Call | Direct]) -> Any:
         """Send ``effects`` now; the batch returned reads them in ``finish()``."""
 
-    def subscribe(self, channel: str, timeout: float, rule: WakeRule) -> Any:
-        """Join the subscription to ``channel``: a subscription with ``wait``/``close``;
-        ``rule`` says how many waiters a message wakes."""
+    def subscribe(self, channel: str, timeout: float, rule: WakeRule, live_only: bool) -> Any:
+        """Join the subscription to ``channel``: a subscription with ``wait``/``close``
+        (None for ``live_only`` when it is not live); ``rule`` says how many waiters a
+        message wakes."""
+
+    def listens(self, channel: str) -> bool:
+        """True when this client's subscription to ``channel`` is live (subscribed and
+        confirmed on its node): a hint read without a lock, so that an uncontended
+        acquire yields no effect for it; `Subscribe` with ``live_only`` decides."""
 
 
 Command = ScriptCommand | tuple[Arg, ...]
@@ -150,12 +157,16 @@ class Gather:
 class Subscribe:
     """Join the shared subscription to ``channel`` on the node that serves it.
     ``rule`` says how many of the channel's waiters one message wakes (see
-    `redisson_py.core.routing.subscriptions.wake_count`)."""
+    `redisson_py.core.routing.subscriptions.wake_count`). ``live_only``: join only a
+    subscription this client has live already (subscribed and confirmed on its node),
+    so every message published from now on reaches the waiter; else change nothing and
+    give None."""
 
     target: Target
     channel: str
     timeout: float
     rule: WakeRule = "lock"
+    live_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

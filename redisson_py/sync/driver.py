@@ -58,7 +58,9 @@ def perform(effect: Effect) -> Any:
             primitives.sleep(effect.seconds)
             return None
         case Subscribe():
-            return effect.target.subscribe(effect.channel, effect.timeout, effect.rule)
+            return effect.target.subscribe(
+                effect.channel, effect.timeout, effect.rule, effect.live_only
+            )
         case Unsubscribe():
             effect.subscription.close()
             return None

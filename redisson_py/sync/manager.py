@@ -309,10 +309,15 @@ class ConnectionManager(ManagerBase):
         batch.send()
         return batch
 
-    def subscribe(self, channel: str, timeout: float, rule: WakeRule = "lock") -> Subscription:
+    def subscribe(
+        self, channel: str, timeout: float, rule: WakeRule = "lock", live_only: bool = False
+    ) -> Subscription | None:
         if self._forks != forks.count:
             self._check_fork()
-        return self.pubsub.subscribe(channel, timeout, rule)
+        return self.pubsub.subscribe(channel, timeout, rule, live_only)
+
+    def listens(self, channel: str) -> bool:
+        return self.pubsub.listens(channel)
 
     # --- topology refresh ------------------------------------------------------------
 

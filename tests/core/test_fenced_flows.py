@@ -22,6 +22,9 @@ class Target:
     def describe(self, name: str) -> str:
         return "redis://127.0.0.1:6379"
 
+    def listens(self, channel: str) -> bool:
+        return False
+
 
 def make_ref() -> lock_kinds.LockRef:
     state = ClientState(LockSettings(), runtime=RUNTIME)

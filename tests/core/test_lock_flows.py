@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from redisson_py.core.effects import (
 )
 from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows.calls import QUEUE_PAUSE
 from redisson_py.core.state import losses
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import LockNotOwnedError, NoSyncedReplicasError
@@ -40,11 +42,15 @@ class Target:
 
     publish_command = "publish"
 
-    def __init__(self, by_slot: bool = False) -> None:
+    def __init__(self, by_slot: bool = False, listening: tuple[str, ...] = ()) -> None:
         self.routes_by_slot = by_slot
+        self.listening = listening
 
     def describe(self, name: str) -> str:
         return "redis://127.0.0.1:6379"
+
+    def listens(self, channel: str) -> bool:
+        return channel in self.listening
 
 
 def make_ref(**settings: Any) -> lock_kinds.LockRef:
@@ -146,6 +152,100 @@ def test_a_waiter_subscribes_then_sleeps_at_most_the_holders_ttl() -> None:
     assert isinstance(step.effect, Unsubscribe) and step.effect.subscription is subscription
     step.send(None)
     assert step.done and step.result is True
+
+
+CHANNEL = "redisson_lock__channel:{res}"
+
+
+def listening_ref() -> lock_kinds.LockRef:
+    """A lock whose client listens on its channel already (another waiter)."""
+    state = ClientState(LockSettings(retry_attempts=2), runtime=RUNTIME)
+    return lock_kinds.LockRef("res", f"{state.client_id}:1", Target(listening=(CHANNEL,)), state)
+
+
+def joined(behind: int = 0) -> SimpleNamespace:
+    """A subscription joined with ``behind`` of the client's waiters asleep on it."""
+    return SimpleNamespace(behind=behind)
+
+
+def test_a_waiter_joins_a_live_subscription_before_its_first_try_and_tries_once() -> None:
+    ref = listening_ref()
+    step = Stepper(lock_flows.try_lock(ref, 5.0, 10.0))
+    effect = step.effect
+    assert isinstance(effect, Subscribe) and effect.channel == CHANNEL and effect.live_only
+    subscription = joined()
+    effect = step.send(subscription)
+    assert script_of(effect).script is scripts.ACQUIRE
+    # Refused: it sleeps at once (a release after that try signals the subscription it
+    # joined before it), where a waiter that subscribes after its try tries again first.
+    effect = step.send(held(200))
+    assert isinstance(effect, WaitSignal) and effect.subscription is subscription
+    step.send(True)
+    step.send(granted())
+    assert isinstance(step.effect, Unsubscribe) and step.effect.subscription is subscription
+    step.send(None)
+    assert step.done and step.result is True
+
+
+def test_a_live_subscription_gone_before_the_join_leaves_the_usual_path() -> None:
+    step = Stepper(lock_flows.try_lock(listening_ref(), 5.0, 10.0))
+    assert isinstance(step.effect, Subscribe) and step.effect.live_only
+    effect = step.send(None)  # no longer live: nothing joined
+    assert script_of(effect).script is scripts.ACQUIRE
+    effect = step.send(held(200))
+    assert isinstance(effect, Subscribe) and not effect.live_only
+    effect = step.send(object())
+    assert script_of(effect).script is scripts.ACQUIRE  # retried after subscribing
+
+
+def test_an_early_joiner_that_gets_the_lock_at_once_leaves_the_subscription() -> None:
+    ref = listening_ref()
+    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    subscription = joined()
+    step.send(subscription)
+    step.send(granted())
+    assert isinstance(step.effect, Unsubscribe) and step.effect.subscription is subscription
+    step.send(None)
+    assert step.done and step.result is True
+
+
+def test_a_waiter_behind_its_clients_sleepers_lets_them_go_first() -> None:
+    ref = listening_ref()
+    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    subscription = joined(behind=2)
+    effect = step.send(subscription)
+    # No try yet: it sleeps on the subscription, QUEUE_PAUSE at most, then tries.
+    assert isinstance(effect, WaitSignal) and effect.timeout == QUEUE_PAUSE
+    assert script_of(step.send(True)).script is scripts.ACQUIRE
+    step.send(granted())
+    assert isinstance(step.effect, Unsubscribe)
+
+
+def test_a_holders_reentrant_acquire_does_not_wait_behind_sleepers() -> None:
+    ref = listening_ref()
+    first = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    first.send(granted())
+    assert first.result is True
+    again = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    effect = again.send(joined(behind=3))
+    assert script_of(effect).script is scripts.ACQUIRE  # at once
+    again.send(granted(2))
+    again.send(None)  # leaves the subscription
+    assert again.done and again.result is True
+
+
+def test_a_short_wait_behind_sleepers_still_tries_at_its_deadline() -> None:
+    step = Stepper(lock_flows.try_lock(listening_ref(), 0.05, None))
+    effect = step.send(joined(behind=1))
+    assert isinstance(effect, WaitSignal) and effect.timeout <= 0.05
+    assert script_of(step.send(False)).script is scripts.ACQUIRE
+
+
+def test_no_join_for_a_try_that_does_not_wait() -> None:
+    step = Stepper(lock_flows.try_lock(listening_ref(), 0.0, None))
+    assert script_of(step.effect).script is scripts.ACQUIRE
+    step.send(held(5000))
+    assert step.done and step.result is False
 
 
 def test_try_lock_without_wait_gives_up_at_once() -> None:

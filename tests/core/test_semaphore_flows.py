@@ -130,6 +130,22 @@ def test_a_timed_wait_listens_for_permits_and_ends_at_its_deadline() -> None:
     assert not any(isinstance(e, Background) for e in seen)  # nothing unanswered: no undo
 
 
+def test_a_waiter_of_a_client_listening_already_joins_before_its_first_try() -> None:
+    clock = FakeClock()
+    state = ClientState(LockSettings(retry_attempts=2), runtime=replace(RUNTIME, clock=clock))
+    target = Target(listening=("redisson_sc:{res}",))
+    ref = object_ref("res", target, state, semaphore_flows.LAYOUT)
+    step = Stepper(semaphore_flows.try_acquire(ref, 1, 7.5))
+    seen = drive_starved_wait(step, clock)
+    assert step.result is False and clock.now == 1007.5
+    join = seen[0]
+    assert isinstance(join, Subscribe) and join.live_only and join.rule == "permits"
+    # Refused, it sleeps at once: no second try before its first sleep, no other join.
+    assert isinstance(seen[1], Call) and isinstance(seen[2], WaitSignal)
+    assert sum(isinstance(e, Subscribe) for e in seen) == 1
+    assert isinstance(seen[-1], Unsubscribe)
+
+
 def test_every_attempt_of_one_acquire_carries_one_request_id() -> None:
     ref, clock = make_ref()
     step = Stepper(semaphore_flows.try_acquire(ref, 2, None))

@@ -31,8 +31,10 @@ from redisson_py.core.effects import (
     Effect,
     ScriptCommand,
     Sleep,
+    Subscribe,
     Target,
     WaitSignal,
+    WakeRule,
 )
 from redisson_py.core.routing import failures
 from redisson_py.core.routing.refusals import TransientRefusal, refusal_of
@@ -265,6 +267,28 @@ def outlast_failures(
                 yield Sleep(left)  # to the deadline, where no try could follow
                 raise
             yield Sleep(pause)
+
+
+QUEUE_PAUSE = 0.1
+"""Longest a new waiter lets its client's sleeping waiters go first before it tries."""
+
+
+def join_live(
+    target: Target, channel: str, timeout: float, rule: WakeRule = "lock"
+) -> Generator[Effect, Any, Any]:
+    """Before a waiter's first try: join ``channel``'s subscription if this client has
+    it live already (another waiter has it, or had it a moment ago), else nothing; the
+    subscription joined, or None.
+
+    A waiter that joined before its try is signalled by any change after that try, so
+    when refused it can sleep at once; one that subscribes after its try must try again
+    first (a change may have come before its subscription): a round trip per waiter
+    under contention. The check is a hint read without effects, so that an acquire with
+    nobody waiting costs nothing more; the join itself is `Subscribe` with
+    ``live_only``, which changes nothing when the subscription is not live by then."""
+    if not target.listens(channel):
+        return None
+    return (yield Subscribe(target, channel, timeout, rule, live_only=True))
 
 
 def nap(subscription: Any, pause: float, left: float | None) -> Sleep | WaitSignal:

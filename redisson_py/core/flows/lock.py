@@ -30,8 +30,10 @@ from redisson_py.core.effects import (
 )
 from redisson_py.core.flows.calls import (
     POLL_WITHOUT_SUBSCRIPTION,
+    QUEUE_PAUSE,
     RETRYABLE,
     call_with_retry,
+    join_live,
     nap,
     node_of,
     outlast_failures,
@@ -306,7 +308,12 @@ def try_lock(
 
     A waiter subscribes to the unlock channel before it retries, then sleeps until a
     message or the holder's remaining TTL, whichever comes first, so a lost message or
-    a failover costs at most one TTL. A fair lock's waiter tries at least every
+    a failover costs at most one TTL. Where its client listens on the channel already,
+    it joins that subscription before its first try (a release after the try wakes it,
+    so it needs no second try), and when the client's other waiters sleep there it lets
+    them go first, for `QUEUE_PAUSE` at most: each release wakes the one asleep longest,
+    so a client's waiters take their turns in order rather than the releasing task
+    taking the lock straight back. A fair lock's waiter tries at least every
     `KEEPALIVE_INTERVAL` (`redisson_py.core.scripts.fair`): each try keeps its place in
     the queue alive. A grant the replicas did not acknowledge is undone
     and retried while time remains, and so are connection errors (a failover); at the
@@ -345,10 +352,13 @@ def try_lock(
         # A waiter keeps waiting through what a failover looks like from here.
         return (yield from outlast_failures(ref, once, deadline))
 
-    def wait_loop(subscription: Any, reply: AcquireReply) -> Generator[Effect, Any, bool]:
-        # A waiter that listens tries again at once after subscribing (a release may
-        # have come before the subscription); one that polls sleeps first.
-        if backoff is None:
+    def wait_loop(
+        subscription: Any, reply: AcquireReply, retry: bool
+    ) -> Generator[Effect, Any, bool]:
+        # ``retry``: a waiter that subscribed after its first try tries again at once
+        # (a release may have come before the subscription); one that polls, or that
+        # joined a live subscription before its first try, sleeps first.
+        if retry:
             reply = yield from attempt()
         while True:
             if reply.acquired:
@@ -370,6 +380,20 @@ def try_lock(
     subscription = None
     acquired = closing = False
     try:
+        channel = ref.kind.wait_channel(ref)
+        if channel is not None and (wait is None or wait > 0):
+            subscription = yield from join_live(ref.target, channel, settings.subscription_timeout)
+            if (
+                subscription is not None
+                and subscription.behind
+                and not ref.state.holds.count(ref.name, ref.owner, started)
+            ):
+                # Waiters of this client sleep on the lock already: the next release's
+                # wake-up goes to the one asleep longest. Take a turn after them rather
+                # than barge in (a task that releases and asks again would win nearly
+                # every turn), but for QUEUE_PAUSE at most; a reentrant acquire by the
+                # holder does not wait.
+                yield nap(subscription, QUEUE_PAUSE, remaining())
         reply = yield from attempt()
         if reply.acquired:
             acquired = True
@@ -377,7 +401,9 @@ def try_lock(
         left = remaining()
         if left is not None and left <= 0:
             return False
-        channel = ref.kind.wait_channel(ref)
+        if subscription is not None:
+            acquired = yield from wait_loop(subscription, reply, retry=False)
+            return acquired
         try:
             timeout = (
                 settings.subscription_timeout
@@ -388,7 +414,7 @@ def try_lock(
                 subscription = yield Subscribe(ref.target, channel, timeout)
         except RETRYABLE:
             pass  # poll instead: slower hand-off, same correctness
-        acquired = yield from wait_loop(subscription, reply)
+        acquired = yield from wait_loop(subscription, reply, retry=backoff is None)
         return acquired
     except GeneratorExit:
         closing = True  # the flow is being discarded: it may yield nothing more

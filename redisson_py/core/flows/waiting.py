@@ -2,10 +2,11 @@
 
 `wait_for` is how every one of them waits, for permits or for a zero count: try;
 subscribe to the object's channel; try again (a change may have come before the
-subscription); then sleep until a message wakes this waiter, or a bounded pause, and try
-again, until the try succeeds or the deadline passes. A lost message therefore costs a
-bounded delay (`RECHECK`, or less when the try says when to look again), never a
-hang.
+subscription; a waiter that joined its client's live subscription before its first
+try skips both, see `join_live`); then sleep until a message wakes this waiter, or a
+bounded pause, and try again, until the try succeeds or the deadline passes. A lost
+message therefore costs a bounded delay (`RECHECK`, or less when the try says when to
+look again), never a hang.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from redisson_py.core.effects import Effect, Subscribe, Unsubscribe, WakeRule
-from redisson_py.core.flows.calls import POLL_WITHOUT_SUBSCRIPTION, RETRYABLE, nap, outlast_failures
+from redisson_py.core.flows.calls import (
+    POLL_WITHOUT_SUBSCRIPTION,
+    RETRYABLE,
+    join_live,
+    nap,
+    outlast_failures,
+)
 from redisson_py.core.flows.synchronizers import ObjectRef
 
 RECHECK = 3.0
@@ -54,22 +61,25 @@ def wait_for(
     def attempt() -> Generator[Effect, Any, Tried]:
         return (yield from outlast_failures(ref, once, deadline))
 
-    tried = yield from attempt()
-    if tried.done or (deadline is not None and deadline <= clock()):
-        return tried
     subscription = None
     closing = False
     try:
         timeout = ref.state.settings.subscription_timeout
-        try:
-            left = None if deadline is None else deadline - clock()
-            subscription = yield Subscribe(
-                ref.target, ref.channel, timeout if left is None else min(timeout, left), rule
-            )
-        except RETRYABLE:
-            pass  # poll instead: slower to notice, same outcome
+        if deadline is None or deadline > clock():
+            subscription = yield from join_live(ref.target, ref.channel, timeout, rule)
+        tried = yield from attempt()
+        if tried.done or (deadline is not None and deadline <= clock()):
+            return tried
+        if subscription is None:
+            try:
+                left = None if deadline is None else deadline - clock()
+                subscription = yield Subscribe(
+                    ref.target, ref.channel, timeout if left is None else min(timeout, left), rule
+                )
+            except RETRYABLE:
+                pass  # poll instead: slower to notice, same outcome
+            tried = yield from attempt()  # a change may have come before the subscription
         while True:
-            tried = yield from attempt()
             left = None if deadline is None else deadline - clock()
             if tried.done or (left is not None and left <= 0):
                 return tried
@@ -77,6 +87,7 @@ def wait_for(
             if subscription is None:
                 pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
             yield nap(subscription, pause, left)
+            tried = yield from attempt()
     except GeneratorExit:
         closing = True  # the flow is being discarded: it may yield nothing more
         raise

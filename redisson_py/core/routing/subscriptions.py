@@ -11,9 +11,10 @@ How many waiters a message wakes depends on what the channel announces (its
 `WakeRule`, fixed when the channel is first subscribed; see `wake_count`): a
 lock's unlock message wakes one waiter (it retries the lock; the others would only lose
 the race), a read-write lock's write unlock wakes all, a semaphore's message as many as
-permits became available, a latch's zero count all. A permit that arrives while every
-waiter is busy retrying is kept, capped at the number of waiters, so no signal is missed
-and none piles up. A wake-all is a broadcast, not permits: each waiter
+permits became available, a latch's zero count all. A single wake-up goes to the waiter
+asleep longest, and is its own; one that arrives while every waiter is busy retrying is
+kept as a permit, capped at the number of waiters, so no signal is missed and none piles
+up. A wake-all is a broadcast, not permits: each waiter
 (`Waiter`) wakes once for each broadcast since it last woke, so a waiter that
 wakes, retries and waits again cannot use up the wake-ups meant for the others. A
 resubscription (failover, reconnect, slot move) wakes every waiter that way, since
@@ -26,8 +27,10 @@ call it under theirs.
 
 from __future__ import annotations
 
+import contextlib
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redisson_py.config.addresses import Address
@@ -73,29 +76,46 @@ class ChannelSub:
     address: Address | None = None
     """The node it is subscribed on; None until confirmed, or after that node failed."""
     permits: int = 0
+    """Wake-ups that came while no waiter slept, kept for the next one to wait."""
     broadcasts: int = 0
     """How many wake-alls this channel has had (see `Waiter`)."""
-    confirmed: bool = False
-    waker: Any = None
-    """The shell's wake-up primitive for this channel's waiters."""
+    sleepers: deque[Waiter] = field(default_factory=deque)
+    """The waiters asleep now, longest asleep first."""
     rule: WakeRule = "lock"
     """How many waiters a message wakes (see `wake_count`)."""
     idle_since: float | None = None
     """When the last waiter left (None while it has waiters)."""
 
-    def signal(self, count: int) -> int:
-        """Add ``count`` wake-up permits (`ALL`: one per waiter), capped at the
-        number of waiters; return how many waiters to notify."""
-        if count == ALL:
-            self.signal_all()
-            return ALL
-        if count <= 0:
-            return 0
-        self.permits = min(self.permits + count, max(self.waiters, 1))
-        return count
+    def signal(self, count: int) -> list[Waiter]:
+        """Hand ``count`` wake-ups to the waiters asleep longest, one each (`ALL`: a
+        broadcast to every waiter); return the sleepers to wake.
 
-    def signal_all(self) -> None:
-        self.broadcasts += 1
+        A wake-up no sleeper is there for is kept as a permit (capped at the number of
+        waiters) for the next waiter that would sleep: it came while they were busy
+        retrying. A wake-up handed to a sleeper is that sleeper's alone: a waiter that
+        was just refused and waits again cannot take it, so the waiter asleep longest
+        gets the next try (Redisson's latch lets any waiter take it: a task that
+        releases and asks again would win most turns)."""
+        if count == ALL:
+            self.broadcasts += 1
+            woken = list(self.sleepers)
+            for waiter in woken:
+                waiter.asleep = False
+            self.sleepers.clear()
+            return woken
+        woken = []
+        while count > 0 and self.sleepers:
+            waiter = self.sleepers.popleft()
+            waiter.asleep, waiter.granted = False, True
+            woken.append(waiter)
+            count -= 1
+        if count > 0:
+            self.permits = min(self.permits + count, max(self.waiters, 1))
+        return woken
+
+    def signal_all(self) -> list[Waiter]:
+        """A broadcast (see `signal`)."""
+        return self.signal(ALL)
 
     def take(self) -> bool:
         """Consume a permit if there is one."""
@@ -107,22 +127,53 @@ class ChannelSub:
 
 @dataclass(eq=False, slots=True)
 class Waiter:
-    """One waiter's share of a `ChannelSub`: what it has been woken by."""
+    """One waiter's share of a `ChannelSub`: what it has been woken by. The shells
+    call its methods under the subscription table's lock."""
 
     sub: ChannelSub
+    handle: Any = None
+    """The shell's wake-up primitive for this waiter."""
     seen: int = 0
     """The channel's broadcast count when this waiter last woke (or joined)."""
+    granted: bool = False
+    """A wake-up was handed to this waiter while it slept (see `ChannelSub.signal`)."""
+    asleep: bool = False
 
     def __post_init__(self) -> None:
         self.seen = self.sub.broadcasts
 
     def woken(self) -> bool:
-        """True, once, for a broadcast since this waiter last woke; else True when it
-        took a permit; False when neither is there (keep waiting)."""
+        """True, once, for a broadcast since this waiter last woke or a wake-up handed to
+        it; else True when it took a kept permit; False when none is there (sleep)."""
         if self.sub.broadcasts != self.seen:
             self.seen = self.sub.broadcasts
+            self.granted = False  # the retry a broadcast brings answers the wake-up too
+            return True
+        if self.granted:
+            self.granted = False
             return True
         return self.sub.take()
+
+    def sleep(self) -> None:
+        """Queue up for a wake-up (call before sleeping, after `woken` said False)."""
+        self.asleep = True
+        self.sub.sleepers.append(self)
+
+    def awake(self) -> None:
+        """Leave the queue of sleepers (after sleeping; woken or timed out)."""
+        if self.asleep:
+            self.asleep = False
+            with contextlib.suppress(ValueError):
+                self.sub.sleepers.remove(self)
+
+    def leave(self) -> list[Waiter]:
+        """This waiter stops waiting: a wake-up handed to it and not used passes to the
+        next sleeper (returned, to wake) or is kept, so no release goes unanswered."""
+        self.awake()
+        if not self.granted:
+            return []
+        self.granted = False
+        return self.sub.signal(1)
 
 
 class SubscriptionTable:
@@ -139,15 +190,13 @@ class SubscriptionTable:
     def get(self, channel: str) -> ChannelSub | None:
         return self._subs.get(channel)
 
-    def join(
-        self, channel: str, make_waker: Callable[[], Any], rule: WakeRule = "lock"
-    ) -> tuple[ChannelSub, bool]:
+    def join(self, channel: str, rule: WakeRule = "lock") -> tuple[ChannelSub, bool]:
         """Add a waiter to ``channel``; True when the channel is new (subscribe it).
         ``rule`` is the channel's wake rule (taken from its first waiter)."""
         sub = self._subs.get(channel)
         created = sub is None
         if sub is None:
-            sub = ChannelSub(channel, waker=make_waker(), rule=rule)
+            sub = ChannelSub(channel, rule=rule)
             self._subs[channel] = sub
         elif sub.waiters == 0:
             # Signals that came while nobody waited were meant for nobody: the new
@@ -178,28 +227,26 @@ class SubscriptionTable:
             del self._subs[sub.channel]
         return gone
 
-    def deliver(self, channel: str, message: bytes | str | None) -> tuple[ChannelSub, int] | None:
-        """A message arrived on ``channel``: its subscription and how many of its waiters
-        to notify (`ALL`: every one), or None when nobody subscribes to it."""
+    def deliver(self, channel: str, message: bytes | str | None) -> list[Waiter]:
+        """A message arrived on ``channel``: the sleepers to wake (none when nobody
+        subscribes to it; see `ChannelSub.signal`)."""
         sub = self._subs.get(channel)
         if sub is None:
-            return None
-        count = sub.signal(wake_count(sub.rule, message))
-        return sub, count if count == ALL else min(count, sub.waiters)
+            return []
+        return sub.signal(wake_count(sub.rule, message))
 
-    def node_lost(self, address: Address) -> list[ChannelSub]:
+    def node_lost(self, address: Address) -> list[Waiter]:
         """``address``'s connection failed. Its channels without waiters are forgotten;
         the others lose their node (the next placement subscribes them where the view
-        says) and get a wake-all, since messages may have been lost: notify every waiter
-        of the returned subscriptions. `node_back` then says when it is back."""
-        woken = []
+        says) and get a wake-all, since messages may have been lost: wake the returned
+        sleepers. `node_back` then says when it is back."""
+        woken: list[Waiter] = []
         for sub in [s for s in self._subs.values() if s.address == address]:
             if sub.waiters == 0:
                 self.discard(sub)
                 continue
             sub.address = None
-            sub.signal_all()
-            woken.append(sub)
+            woken += sub.signal_all()
         self._reconnecting.add(address)
         return woken
 
