@@ -23,9 +23,11 @@ handles of one kind on given servers and owns the clients it made. Kinds:
   the way any lock that other processes share must: the same two scripts by
   ``redis.asyncio``; a refused task sleeps until the lock's unlock message (one
   ``PubSub`` connection, each channel subscribed once and for good, one reader task
-  waking one waiting task per message) or the holder's TTL, then tries again. A task
-  registers for the wake-up before it tries, so a release after its try is never
-  missed: one ACQUIRE refused and one granted per contended acquisition, at the least.
+  waking the longest registered task per message) or the holder's TTL, then tries
+  again. A task registers for the wake-up before it tries, so a release after its try
+  is never missed, and one that finds tasks of its process waiting lets them go first
+  (for the library's ``QUEUE_PAUSE`` at most), as redisson-py's waiters do: one ACQUIRE
+  and one RELEASE per acquisition when the turns go round.
 - ``floor-asyncio-queued``: a bound, not a floor: the same two scripts, each name's
   tasks queued on an ``asyncio.Lock`` in this process first, so every acquisition
   costs exactly one ACQUIRE and one RELEASE and waiting costs no round trip at all (no
@@ -54,6 +56,7 @@ from redisson_py import Config, Redisson, RedLock
 from redisson_py import asyncio as aio
 from redisson_py.core import scripts
 from redisson_py.core.effects import to_millis
+from redisson_py.core.flows.calls import QUEUE_PAUSE
 from redisson_py.core.flows.lock_kinds import acquire_latch_field, new_request_id
 from redisson_py.core.routing import naming
 from redisson_py.core.routing.modes import mode_for
@@ -331,19 +334,30 @@ class AsyncContender:
         loop = asyncio.get_running_loop()
         queue = self._waiters.setdefault(calls.channel, collections.deque())
 
+        async def until(woken: asyncio.Future[None], seconds: float) -> None:
+            try:
+                async with asyncio.timeout(seconds):
+                    await woken
+            except TimeoutError:
+                woken.cancel()
+
         async def acquire() -> None:
+            # Tasks of this process asleep on the lock go first (at most QUEUE_PAUSE),
+            # as redisson-py's waiters do: a task that releases and asks again at once
+            # would win nearly every turn.
+            behind = any(not future.done() for future in queue)
             while True:
                 woken: asyncio.Future[None] = loop.create_future()
                 queue.append(woken)  # before the try: a release after it wakes us
+                if behind:
+                    behind = False
+                    await until(woken, QUEUE_PAUSE)
+                    continue
                 reply = await client.evalsha(*calls.acquire_args())
                 if int(reply[0]) == 1:
                     woken.cancel()
                     return
-                try:
-                    async with asyncio.timeout(max(int(reply[1]), 1) / 1000):
-                        await woken
-                except TimeoutError:
-                    woken.cancel()
+                await until(woken, max(int(reply[1]), 1) / 1000)
 
         async def release() -> None:
             await client.evalsha(*calls.release_args())

@@ -23,7 +23,8 @@ CONTENDED_MIN_RATIO = 0.95
 CONTENDED_MIN_FAIRNESS = 0.99
 ASYNCIO_CONTENDED_MIN_RATIO = 0.9
 """100 asyncio tasks on 10 locks: at least this share of the same work by the raw scripts
-(waiting on the unlock message; the in-process queued bound is reported beside it)."""
+(waiting on the unlock message), and of the raw scripts with the tasks queued in the
+process (the bound: no round trip spent waiting)."""
 REDLOCK5_MAX_VS_FLOOR = 1.25
 REDLOCK5_MAX_VS_SINGLE_RTT = 1.3
 CLUSTER_MIN_RATIO = 0.9
@@ -140,18 +141,27 @@ def _contended(co: dict[str, Any]) -> list[Verdict]:
 
 def _asyncio_contended(ac: dict[str, Any]) -> list[Verdict]:
     median = ac["median"]
+    fairness = ac["fairness"]
+    ours = f"{median['ours-asyncio']:,.0f}/s, fairness {fairness['ours-asyncio']:.3f}"
     return [
         Verdict(
             "asyncio contended",
             f"100 tasks on 10 locks, one process: acquisitions/s >= "
-            f"{ASYNCIO_CONTENDED_MIN_RATIO}x the same work by the raw scripts",
-            f"{_x(ac['ratio'])} ({median['ours-asyncio']:,.0f} vs "
-            f"{median['floor-asyncio-waiting']:,.0f}/s; fairness "
-            f"{ac['fairness']['ours-asyncio']:.3f} vs "
-            f"{ac['fairness']['floor-asyncio-waiting']:.3f}; in-process queued bound "
-            f"{median['floor-asyncio-queued']:,.0f}/s, {_x(ac['ratio_vs_queued'])})",
+            f"{ASYNCIO_CONTENDED_MIN_RATIO}x the same work by the raw scripts, waiting on "
+            "the unlock message",
+            f"{_x(ac['ratio'])} ({ours}; the floor {median['floor-asyncio-waiting']:,.0f}/s, "
+            f"fairness {fairness['floor-asyncio-waiting']:.3f})",
             ac["ratio"] >= ASYNCIO_CONTENDED_MIN_RATIO,
-        )
+        ),
+        Verdict(
+            "asyncio contended",
+            f"the same: >= {ASYNCIO_CONTENDED_MIN_RATIO}x the raw scripts with the tasks "
+            "queued in the process (a bound: no round trip spent waiting)",
+            f"{_x(ac['ratio_vs_queued'])} ({ours}; the bound "
+            f"{median['floor-asyncio-queued']:,.0f}/s, fairness "
+            f"{fairness['floor-asyncio-queued']:.3f})",
+            ac["ratio_vs_queued"] >= ASYNCIO_CONTENDED_MIN_RATIO,
+        ),
     ]
 
 

@@ -262,7 +262,8 @@ class PubSubService:
     def listens(self, channel: str) -> bool:
         """True when ``channel``'s subscription is live now (see `_live`): a hint,
         read without the lock; ``subscribe(..., live_only=True)`` decides under it."""
-        return self._live(self._table.get(channel))
+        sub = self._table.get(channel)
+        return sub is not None and self._live(sub)
 
     async def subscribe(
         self, channel: str, timeout: float, rule: WakeRule = "lock", live_only: bool = False

@@ -275,10 +275,10 @@ QUEUE_PAUSE = 0.1
 
 def join_live(
     target: Target, channel: str, timeout: float, rule: WakeRule = "lock"
-) -> Generator[Effect, Any, Any]:
-    """Before a waiter's first try: join ``channel``'s subscription if this client has
-    it live already (another waiter has it, or had it a moment ago), else nothing; the
-    subscription joined, or None.
+) -> Subscribe | None:
+    """Before a waiter's first try: the effect that joins ``channel``'s subscription if
+    this client has it live already (another waiter has it, or had it a moment ago),
+    else None. Yielded, it gives the subscription joined, or None.
 
     A waiter that joined before its try is signalled by any change after that try, so
     when refused it can sleep at once; one that subscribes after its try must try again
@@ -288,7 +288,7 @@ def join_live(
     ``live_only``, which changes nothing when the subscription is not live by then."""
     if not target.listens(channel):
         return None
-    return (yield Subscribe(target, channel, timeout, rule, live_only=True))
+    return Subscribe(target, channel, timeout, rule, live_only=True)
 
 
 def nap(subscription: Any, pause: float, left: float | None) -> Sleep | WaitSignal:

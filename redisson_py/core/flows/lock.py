@@ -381,8 +381,13 @@ def try_lock(
     acquired = closing = False
     try:
         channel = ref.kind.wait_channel(ref)
-        if channel is not None and (wait is None or wait > 0):
-            subscription = yield from join_live(ref.target, channel, settings.subscription_timeout)
+        join = (
+            join_live(ref.target, channel, settings.subscription_timeout)
+            if channel is not None and (wait is None or wait > 0)
+            else None
+        )
+        if join is not None:
+            subscription = yield join
             if (
                 subscription is not None
                 and subscription.behind

@@ -65,8 +65,13 @@ def wait_for(
     closing = False
     try:
         timeout = ref.state.settings.subscription_timeout
-        if deadline is None or deadline > clock():
-            subscription = yield from join_live(ref.target, ref.channel, timeout, rule)
+        join = (
+            join_live(ref.target, ref.channel, timeout, rule)
+            if deadline is None or deadline > clock()
+            else None
+        )
+        if join is not None:
+            subscription = yield join
         tried = yield from attempt()
         if tried.done or (deadline is not None and deadline <= clock()):
             return tried
