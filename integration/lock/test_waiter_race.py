@@ -104,12 +104,16 @@ def _release_before_subscribing(flavor: Flavor, client: Any, holder: Any, channe
     service.subscribe = subscribe
 
 
+def _two_clients(flavor: Flavor, config: Any) -> tuple[Any, Any, Any, Any]:
+    """A holder's client and a waiter's, and their owners alice and bob."""
+    holder_client, client = flavor.create_client(config), flavor.create_client(config)
+    return holder_client, client, flavor.owner("alice"), flavor.owner("bob")
+
+
 def test_a_release_after_an_early_joiners_try_wakes_it(
     flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str
 ) -> None:
-    config = topology_config(single_topology)
-    holder_client, client = flavor.create_client(config), flavor.create_client(config)
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    holder_client, client, alice, bob = _two_clients(flavor, topology_config(single_topology))
     alice(holder_client.get_lock(lock_name).lock, LEASE)
     lock = client.get_lock(lock_name)
     assert bob(lock.try_lock, 0.2) is False  # subscribes the channel, then leaves it
@@ -128,9 +132,7 @@ def test_a_release_after_an_early_joiners_try_wakes_it(
 def test_a_release_before_a_waiter_subscribes_is_not_missed(
     flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str
 ) -> None:
-    config = topology_config(single_topology)
-    holder_client, client = flavor.create_client(config), flavor.create_client(config)
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    holder_client, client, alice, bob = _two_clients(flavor, topology_config(single_topology))
     alice(holder_client.get_lock(lock_name).lock, LEASE)
     lock = client.get_lock(lock_name)
     _release_before_subscribing(
@@ -146,9 +148,7 @@ def test_a_release_before_a_waiter_subscribes_is_not_missed(
 def test_a_release_after_an_early_joining_semaphore_waiters_try_wakes_it(
     flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str
 ) -> None:
-    config = topology_config(single_topology)
-    holder_client, client = flavor.create_client(config), flavor.create_client(config)
-    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    holder_client, client, alice, bob = _two_clients(flavor, topology_config(single_topology))
     held = holder_client.get_semaphore(lock_name)
     assert alice(held.try_set_permits, 1) is True
     assert alice(held.try_acquire, 1, 0.0) is True
