@@ -13,10 +13,20 @@ of its key's slot (read once from ``CLUSTER SLOTS``), then its replies read.
 The contenders run in alternating rounds (the order rotates), each a window of a fixed
 length with both processes at once; a contender's rate is the median over rounds, the
 ratio the median over round pairs of redisson-py's rate over the floor's.
+
+Where the time goes: on this benchmark's machine the two client processes and the six
+Redis servers share the cores, so each round also records the CPU spent per
+acquisition by the client processes (their own ``getrusage``, user and system, threads
+included) and by the rest of the machine (``/proc/stat``'s busy time less the clients':
+the servers, and anything else running), and the cores left idle. A contender whose
+client spends more per acquisition leaves the servers less, and its rate is lower by
+that share.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import threading
 import time
 from collections.abc import Callable
@@ -129,21 +139,53 @@ def _worker(conn: Connection, yaml: str, number: int) -> None:
                 threading.Thread(target=_owner_run, args=(cycle, start, window, counts, i))
                 for i, cycle in enumerate(owners[kind])
             ]
+            used = resource.getrusage(resource.RUSAGE_SELF)
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            conn.send(counts)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+            conn.send((counts, cpu))
     finally:
         client.shutdown()
         for node in nodes.values():
             node.close()
 
 
+def _machine_cpu() -> tuple[float, float] | None:
+    """(busy, idle) CPU seconds of the whole machine so far (``/proc/stat``; None where
+    there is none)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields) - idle) / ticks, idle / ticks
+
+
+def _split(
+    acquisitions: int, clients: float, before: tuple[float, float] | None, elapsed: float
+) -> dict[str, float]:
+    """A round's CPU per acquisition (microseconds): the client processes', the rest of
+    the machine's; and the cores left idle on average."""
+    split = {"client_us": clients / acquisitions * 1e6}
+    after = _machine_cpu()
+    if before is not None and after is not None:
+        busy, idle = after[0] - before[0], after[1] - before[1]
+        split["rest_us"] = max(0.0, busy - clients) / acquisitions * 1e6
+        split["idle_cores"] = idle / elapsed
+    return split
+
+
 def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
     """Acquisitions/s of the floor and redisson-py on the cluster that ``yaml`` (a
-    Redisson config) names."""
+    Redisson config) names, and the CPU each spent per acquisition (see the module
+    docstring)."""
     rates: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    cpu: dict[str, list[dict[str, float]]] = {kind: [] for kind in KINDS}
     arguments = [(yaml, number) for number in range(PROCESSES)]
     with spawned(_worker, arguments, what="cluster", ready_timeout=120) as pipes:
         for number in range(rounds):
@@ -151,12 +193,16 @@ def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
                 start = time.monotonic() + 0.2
                 for pipe in pipes:
                     pipe.send((kind, start, window))
-                total = 0
+                time.sleep(max(0.0, start - time.monotonic()))
+                machine, began = _machine_cpu(), time.monotonic()
+                total, clients = 0, 0.0
                 for pipe in pipes:
                     if not pipe.poll(window + 60):
                         raise RuntimeError("cluster: a worker process did not report")
-                    total += sum(pipe.recv())
+                    counts, spent = pipe.recv()
+                    total, clients = total + sum(counts), clients + spent
                 rates[kind].append(total / window)
+                cpu[kind].append(_split(total, clients, machine, time.monotonic() - began))
         for pipe in pipes:
             pipe.send("stop")
     return {
@@ -167,4 +213,11 @@ def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
         "rates": rates,
         "median": {kind: median(values) for kind, values in rates.items()},
         "ratio": paired_ratio(rates["ours"], rates["floor"]),
+        "cpu": {
+            kind: {
+                field: median([split[field] for split in splits if field in split])
+                for field in ("client_us", "rest_us", "idle_cores")
+            }
+            for kind, splits in cpu.items()
+        },
     }

@@ -1,11 +1,16 @@
 """Where redisson-py's client CPU goes: ``python -m benchmarks.overhead`` (about 1 minute).
 
-Not part of the main run: a diagnosis of the uncontended and RedLock targets. It measures
-client CPU per ``lock()`` + ``unlock()`` cycle (``time.process_time()``, one thread,
-finely interleaved turns as in :mod:`benchmarks.bench_uncontended`, medians) for the
-floor (:mod:`benchmarks.contenders`) and redisson-py; and over five independent masters
-for a floor that sends the two scripts to all five on one connection each and then reads
-the replies (the least any Python RedLock can do), and redisson-py's ``RedLock``.
+Not part of the main run: a diagnosis of the uncontended, cluster and RedLock targets.
+It measures client CPU per ``lock()`` + ``unlock()`` cycle (``time.process_time()``, one
+thread, finely interleaved turns as in :mod:`benchmarks.bench_uncontended`, medians) for
+the floor (:mod:`benchmarks.contenders`), for redisson-py's I/O layer alone (its
+connection manager sends the floor's two scripts: idle-connection stacks over redis-py's
+pools, routing, its RESP writer and reader, and nothing of the lock's flows), and for
+redisson-py; so ``redisson-py`` less ``I/O layer`` is what the flows cost (the hold
+table, request ids, retries and deadlines, the effects and their driver). Then over five
+independent masters, a floor that sends the two scripts to all five on one connection
+each and then reads the replies (the least any Python RedLock can do), and
+redisson-py's ``RedLock``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from benchmarks.contenders import Contender, Server, redisson_config
+from benchmarks.contenders import Contender, FloorScripts, Server, latch_millis, redisson_config
 from redisson_py import Redisson, RedLock
 from redisson_py.testing import start_topology
 
@@ -30,6 +35,22 @@ def _ours(server: Server) -> Callable[[], None]:
     def cycle() -> None:
         lock.lock()
         lock.unlock()
+
+    return cycle
+
+
+def _ours_io(server: Server) -> Callable[[], None]:
+    """The floor's two scripts, sent and read by redisson-py's connection manager (a
+    private API: this is a diagnosis, not a use)."""
+    config = redisson_config(server)
+    manager = Redisson.create(config)._manager
+    name = "overhead:io"
+    scripts = FloorScripts(name, latch_millis(config))
+    key = (manager.master_address(name), None, False)
+
+    def cycle() -> None:
+        manager._send(key, [("EVALSHA", *scripts.acquire_args())], read=True)
+        manager._send(key, [("EVALSHA", *scripts.release_args())], read=True)
 
     return cycle
 
@@ -85,6 +106,7 @@ def main() -> int:
         servers = [Server(node.port) for node in topology.data_nodes]
         single = {
             "floor (1 master)": _cycle_of(Contender("floor", servers[:1])),
+            "redisson-py's I/O layer alone": _ours_io(servers[0]),
             "redisson-py": _ours(servers[0]),
         }
         many = {

@@ -203,6 +203,37 @@ def _cluster(cl: dict[str, Any]) -> list[str]:
         "",
         *_table(["contender", "acquisitions/s", "vs floor"], rows),
         "",
+        *_cluster_cpu(cl),
+    ]
+
+
+def _cluster_cpu(cl: dict[str, Any]) -> list[str]:
+    """Where the cluster's time goes: CPU per acquisition, clients and the rest."""
+    cpu = cl.get("cpu")
+    if not cpu or any("rest_us" not in cpu[kind] for kind in cpu):
+        return []
+    rows = [
+        [
+            CLUSTER_LABELS[kind],
+            f"{split['client_us']:.0f}",
+            f"{split['rest_us']:.0f}",
+            f"{split['client_us'] + split['rest_us']:.0f}",
+            f"{split['idle_cores']:.2f}",
+        ]
+        for kind, split in cpu.items()
+    ]
+    return [
+        "Where the time goes: CPU microseconds per acquisition (medians over rounds): the "
+        "two client processes' own (user and system, all threads), the rest of the "
+        "machine's (the six Redis servers, and anything else running), and the cores left "
+        "idle. The clients and the servers share the cores, so a client that spends more "
+        "per acquisition leaves the servers less.",
+        "",
+        *_table(
+            ["contender", "clients us", "rest us", "total us", "idle cores"],
+            rows,
+        ),
+        "",
     ]
 
 
