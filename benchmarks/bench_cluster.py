@@ -171,6 +171,7 @@ def _split(
 ) -> dict[str, float]:
     """A round's CPU per acquisition (microseconds): the client processes', the rest of
     the machine's; and the cores left idle on average."""
+    acquisitions = max(1, acquisitions)  # a round that got none still reports
     split = {"client_us": clients / acquisitions * 1e6}
     after = _machine_cpu()
     if before is not None and after is not None:
@@ -215,8 +216,9 @@ def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
         "ratio": paired_ratio(rates["ours"], rates["floor"]),
         "cpu": {
             kind: {
-                field: median([split[field] for split in splits if field in split])
+                field: median(values)
                 for field in ("client_us", "rest_us", "idle_cores")
+                if (values := [split[field] for split in splits if field in split])
             }
             for kind, splits in cpu.items()
         },

@@ -1,4 +1,4 @@
-"""Where redisson-py's client CPU goes: ``python -m benchmarks.overhead`` (about 1 minute).
+"""Where redisson-py's client CPU goes: ``python -m benchmarks.overhead`` (about 15 s).
 
 Not part of the main run: a diagnosis of the uncontended, cluster and RedLock targets.
 It measures client CPU per ``lock()`` + ``unlock()`` cycle (``time.process_time()``, one
