@@ -1,7 +1,8 @@
 """Several permits in one call on the permit-expirable semaphore (issue 26, item 7):
 ``acquire(permits=n)`` and ``try_acquire(permits=n)`` take n permits all or none in one
-script, ``release`` and ``try_release`` take a list; on single and cluster, sync and
-asyncio, against a client running Redisson's ``acquire(int permits)`` layout."""
+script, ``release`` and ``try_release`` take a list, all or none (Redisson since 3.41);
+on single and cluster, sync and asyncio, against a client running Redisson's
+``acquire(int permits)`` layout."""
 
 from __future__ import annotations
 
@@ -50,15 +51,22 @@ def test_several_permits_are_taken_all_or_none(
     alice(semaphore.release, three)
     assert alice(semaphore.available_permits) == 3
     assert alice(semaphore.try_release, [two[0]]) == 1
-    assert alice(semaphore.try_release, two) == 1  # two[0] was released already
-    assert alice(semaphore.try_release, two[1]) is False
+    # All or nothing (Redisson since 3.41): two[0] was released already, so the list
+    # releases none, and two[1] stays acquired.
+    assert alice(semaphore.try_release, two) == 0
+    assert alice(semaphore.available_permits) == 4
+    assert alice(semaphore.try_release, two[1]) is True
     assert alice(semaphore.available_permits) == 5
-    # A list with ids not acquired: the acquired ones are released, the error says so.
+    # A list with an id not acquired: none is released, the error says so.
     one = alice(semaphore.acquire, permits=1)
     assert len(one) == 1
-    with pytest.raises(PermitNotHeldError, match="1 of 2 were not acquired") as raised:
+    with pytest.raises(PermitNotHeldError, match="none was released: not every one") as raised:
         alice(semaphore.release, [*one, three[0]])
     assert three[0] in str(raised.value) and lock_name in str(raised.value)
+    assert alice(semaphore.available_permits) == 4  # one is still acquired
+    with pytest.raises(ArgumentError, match="given twice"):
+        alice(semaphore.release, [one[0], one[0]])
+    alice(semaphore.release, one)
     assert alice(semaphore.available_permits) == 5
     for bad in (0, -1, 5_000_000_000):
         with pytest.raises(ArgumentError, match="permits"):

@@ -133,7 +133,11 @@ class PermitExpirableSemaphore(ObjectHandle):
             raise ArgumentError(
                 f"{self._subject}: give a permit id or a non-empty list of them, not {permit_ids!r}"
             )
-        return [check_permit_id(self._subject, permit_id) for permit_id in permit_ids]
+        permits = [check_permit_id(self._subject, permit_id) for permit_id in permit_ids]
+        if len(set(permits)) != len(permits):
+            # All or nothing counts each id once: a repeated one could never be released.
+            raise ArgumentError(f"{self._subject}: a permit id is given twice in {permit_ids!r}")
+        return permits
 
     @overload
     def try_release(self, permit_id: str) -> bool: ...
@@ -149,8 +153,10 @@ class PermitExpirableSemaphore(ObjectHandle):
         server still counted as acquired is released then.
 
         Given a list of ids (as ``acquire(permits=n)`` returns), release them in one
-        script (Redisson's ``tryRelease`` of a list): those acquired are released; the
-        number released (not counting those reported lost).
+        script, all or nothing (Redisson's ``tryRelease`` of a list, since 3.41): when
+        every one is acquired and its lease had not ended, all are released and their
+        number returned; else none is and 0 is returned (also, without a call, when
+        this client reported any of them lost).
         """
         if isinstance(permit_id, str):
             permit = check_permit_id(self._subject, permit_id)
@@ -165,9 +171,9 @@ class PermitExpirableSemaphore(ObjectHandle):
         raising [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] (a
         ``ValueError``) when the permit is unknown, already released or expired, as
         Redisson raises ``IllegalArgumentException``, or was reported lost; the message
-        says which. A list of ids is released in one script; it raises when any of them
-        was not released as a safe hold (the others are released all the same, as
-        Redisson's ``release`` of a list)."""
+        says which. A list of ids is released in one script, all or nothing: it raises
+        when any of them is not a safe hold, and then none is released (Redisson's
+        ``release`` of a list, since 3.41)."""
         permits = self._ids(permit_id)
         run(self._flow(permit_flows.release_many, permits))
 

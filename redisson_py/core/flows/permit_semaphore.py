@@ -157,16 +157,18 @@ def try_release(ref: ObjectRef, permit: bytes) -> Flow:
     and its lease had not ended, else False (nothing changes). False also when this
     client reported the permit lost (its lease's safe end passed), though a permit the
     server still counted as acquired was released."""
-    _, why, _ = yield from _release(ref, (permit,))
+    _, why = yield from _release(ref, (permit,))
     return why is None
 
 
 def try_release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
-    """Release ``permits`` in one script (Redisson's ``tryRelease`` of a list): those
-    acquired whose lease had not ended are released, and the new count announced. How
-    many were released, not counting those this client had reported lost."""
-    released, _, lost = yield from _release(ref, permits)
-    return released - lost
+    """Release ``permits`` in one script, all or nothing (Redisson's ``tryRelease`` of a
+    list, since 3.41): when every one is acquired and its lease had not ended, all are
+    released and the new count announced; else none is. How many were released: all of
+    them, or 0 (also when this client had reported any of them lost: then nothing is
+    sent)."""
+    released, _ = yield from _release(ref, permits)
+    return released
 
 
 def release(ref: ObjectRef, permit: bytes) -> Flow:
@@ -179,9 +181,9 @@ def release(ref: ObjectRef, permit: bytes) -> Flow:
 def release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
     """`try_release_many`, raising
     [`PermitNotHeldError`][redisson_py.errors.PermitNotHeldError] saying why when not
-    every permit ended a safe hold (those acquired are released all the same, as by
-    Redisson's ``release`` of a list)."""
-    _, why, _ = yield from _release(ref, permits)
+    every permit ended a safe hold; then none of a list was released (Redisson's
+    ``release`` of a list, since 3.41)."""
+    _, why = yield from _release(ref, permits)
     if why is not None:
         ids = ", ".join(permit.hex() for permit in permits)
         what = f"permit {ids}" if len(permits) == 1 else f"permits {ids}:"
@@ -190,30 +192,36 @@ def release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
 
 def _release(
     ref: ObjectRef, permits: Sequence[bytes]
-) -> Generator[Effect, Any, tuple[int, str | None, int]]:
-    """Release ``permits``: (how many the server released; None when that ended a safe
-    hold of each, else why not; how many of those released this client had reported
-    lost, at most)."""
+) -> Generator[Effect, Any, tuple[int, str | None]]:
+    """Release ``permits``: (how many the server released, none of a list when one was
+    reported lost; None when that ended a safe hold of each, else why not)."""
     holds, now = ref.state.holds, ref.state.clock()
     lost: dict[str, str] = {}
     for permit in permits:
         owner = permit.hex()
         if holds.was_lost(ref.name, owner):
             lost[owner] = holds.gone_reason(ref.name, owner, now) or "its lease ended"
+    if len(permits) > 1 and lost:
+        # All or nothing: a permit of the list is no safe hold any more, so none is
+        # released; the others stay acquired (and watched) for the caller to release.
+        return (
+            0,
+            "none was released: reported lost before this release: "
+            + "; ".join(f"{owner}: {why}" for owner, why in lost.items()),
+        )
     released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), *permits)
-    for permit in permits:
-        holds.released(ref.name, permit.hex(), 0)
-        ref.state.taken.gave((ref.name, permit.hex()))
-    # Which of the lost ones the server still released cannot be told apart from the
-    # reply: count them as not released, the safe side for a caller counting its holds.
-    lost_released = min(released, len(lost))
+    if released or len(permits) == 1:
+        # A list the server refused stays acquired as far as this client knows: its
+        # permits that are held stay watched.
+        for permit in permits:
+            holds.released(ref.name, permit.hex(), 0)
+            ref.state.taken.gave((ref.name, permit.hex()))
     if len(permits) == 1:
         if lost:
             done = "; it was released now" if released == 1 else ""
             return (
                 released,
                 f"was reported lost before this release: {lost[permits[0].hex()]}{done}",
-                lost_released,
             )
         if released != 1:
             return (
@@ -222,22 +230,15 @@ def _release(
                     "is not acquired: it was never acquired here, was released already,"
                     " or its lease ended"
                 ),
-                0,
             )
-        return released, None, 0
-    missing = len(permits) - released
-    parts = []
-    if missing:
-        parts.append(
-            f"{missing} of {len(permits)} were not acquired (never acquired here, released"
-            f" already, or their lease ended); the other {released} were released"
+        return released, None
+    if released != len(permits):
+        return (
+            0,
+            "none was released: not every one is acquired (one was never acquired here,"
+            " was released already, or its lease ended)",
         )
-    if lost:
-        parts.append(
-            "reported lost before this release: "
-            + "; ".join(f"{owner}: {why}" for owner, why in lost.items())
-        )
-    return released, "; ".join(parts) or None, lost_released
+    return released, None
 
 
 def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flow:

@@ -107,19 +107,22 @@ TRY_RELEASE = Script(
     "permit_semaphore_try_release",
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this call's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
-    # ARGV[4..] the permit ids
-    # Releases those of the permits that are acquired and whose lease had not ended
-    # (Redisson's tryRelease of a list), announcing the new count.
-    # Reply: how many were released (0 or 1 for a single permit).
+    # ARGV[4..] the permit ids, no id twice
+    # All or nothing (Redisson's tryRelease of a list, since 3.41): when every permit is
+    # acquired and its lease had not ended, releases them all and announces the new
+    # count; when any is not, releases none.
+    # Reply: how many were released: all of them, or 0.
     remembered(
         reclaim()
         + f"""
+for i = 4, #ARGV do
+    if redis.call('zscore', KEYS[2], ARGV[i]) == false then
+        return 0
+    end
+end
 local released = 0
 for i = 4, #ARGV do
     released = released + redis.call('zrem', KEYS[2], ARGV[i])
-end
-if released == 0 then
-    return 0
 end
 local available = redis.call('incrby', KEYS[1], released)
 {publish("KEYS[3]", "available", "ARGV[2]")}
