@@ -136,13 +136,16 @@ class CallResult:
     """Replies of a `Call`, one per command, decoded by redis-py's parser.
 
     ``required`` is the number of replicas a ``WAIT`` asked for (0: none was sent) and
-    ``synced`` how many acknowledged.
+    ``synced`` how many acknowledged. ``wait_error``: the error reply of a ``WAIT`` (or
+    ``WAITAOF``) that failed after the commands ran (then ``synced`` is -1, below any
+    requirement, so the write is undone), else empty.
     """
 
     replies: tuple[Any, ...]
     required: int = 0
     synced: int = 0
     address: str = ""
+    wait_error: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,7 +177,13 @@ def undo_in_background(
 
 def unsynced_text(result: CallResult, timeout: float) -> str:
     """Why a grant did not count: too few replicas acknowledged it, or (WAITAOF, where a
-    negative count says so) the master did not fsync it to its append-only file."""
+    negative count says so) the master did not fsync it to its append-only file, or the
+    WAIT itself failed."""
+    if result.wait_error:
+        return (
+            f"its {result.wait_error} (a server that cannot run it needs"
+            " checkLockSyncedSlaves: false)"
+        )
     if result.synced < 0:
         return f"the master did not fsync it to its append-only file within {timeout:g} s"
     return (

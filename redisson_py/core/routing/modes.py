@@ -9,6 +9,9 @@ managers share it and differ only in how they perform I/O:
   pinged to know how many are healthy;
 - sentinel: the sentinels name the master and its healthy replicas; refreshed every
   scan interval and at once on ``+switch-master``;
+- replicated: every node is asked its ``ROLE`` every scan interval; the one master owns
+  every slot, the others are its replicas (two masters at once: none, see
+  `redisson_py.core.routing.replicated`);
 - cluster: ``CLUSTER NODES`` gives the slot map and each shard's healthy replicas;
   refreshed every scan interval and after a MOVED.
 
@@ -23,7 +26,11 @@ import random
 from collections.abc import Generator, Sequence
 from typing import Any
 
-from redis.exceptions import AuthenticationError, AuthenticationWrongNumberOfArgsError
+from redis.exceptions import (
+    AuthenticationError,
+    AuthenticationWrongNumberOfArgsError,
+    ResponseError,
+)
 
 from redisson_py.config.addresses import Address, parse_address
 from redisson_py.config.enums import (
@@ -38,6 +45,7 @@ from redisson_py.config.sections import (
     BaseMasterSlaveServersConfig,
     ClusterServersConfig,
     MasterSlaveServersConfig,
+    ReplicatedServersConfig,
     SentinelServersConfig,
     SingleServerConfig,
 )
@@ -51,6 +59,7 @@ from redisson_py.core.routing.discovery import (
     probe,
     read_master_counts,
 )
+from redisson_py.core.routing.replicated import discover_replicated
 from redisson_py.core.routing.topology import NatMap, TopologyView
 from redisson_py.errors import AuthError, ConfigError, ConnectError
 
@@ -131,6 +140,33 @@ def check_waitaof(
             )
 
 
+def check_wait(target: Target, view: TopologyView, timeout: float) -> Generator[Effect, Any, None]:
+    """With replica sync on (``lockSyncMode: WAIT``), check every master and known
+    replica runs ``WAIT``: a server where it is renamed away, refused by an ACL or a
+    proxy, would fail every grant after applying it.
+
+    ``WAIT 0 0`` returns at once on a master; a replica answers it with an error of its
+    own ("cannot be used with replica instances"), which shows the command is there. Raises
+    [`ConfigError`][redisson_py.errors.ConfigError] naming the first node that refuses
+    it and the setting; a node that does not answer now is not checked (a grant whose
+    WAIT fails later is undone and raises
+    [`NoSyncedReplicasError`][redisson_py.errors.NoSyncedReplicasError]).
+    """
+    nodes = list(view.masters)
+    for master in view.masters:
+        nodes.extend(view.replicas.get(master, ()))
+    answers = yield from probe(target, list(dict.fromkeys(nodes)), (("WAIT", "0", "0"),), timeout)
+    for node, reply in answers.items():
+        if not isinstance(reply, ResponseError) or "replica" in str(reply).lower():
+            continue
+        raise ConfigError(
+            f"checkLockSyncedSlaves: {node} cannot run WAIT ({reply}), so no grant could be"
+            " confirmed by its replicas; enable WAIT on every node, or set"
+            " checkLockSyncedSlaves: false (then a failover may lose a lock)",
+            path="checkLockSyncedSlaves",
+        )
+
+
 class Mode:
     """What a manager needs to know about one topology kind; subclasses per kind."""
 
@@ -166,6 +202,9 @@ class Mode:
         config = self.config
         if config.check_lock_synced_slaves and config.lock_sync_mode == LockSyncMode.WAITAOF:
             yield from check_waitaof(target, view, self.probe_timeout)
+        elif config.check_lock_synced_slaves and self.kind != "single":
+            # A single server has no replica: no WAIT is ever sent to it.
+            yield from check_wait(target, view, self.probe_timeout)
         return view
 
     def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
@@ -400,6 +439,42 @@ class ClusterMode(_ScanningMode):
         return discovery.view
 
 
+class ReplicatedMode(Mode):
+    kind = "replicated"
+
+    def __init__(self, section: ReplicatedServersConfig, config: Config):
+        super().__init__(section, config)
+        self.section: ReplicatedServersConfig = section
+        self.nodes = [parse_address(a) for a in section.node_addresses]
+
+    @property
+    def scan_interval(self) -> float | None:
+        return self.section.scan_interval
+
+    def seeds(self) -> list[Address]:
+        return list(self.nodes)
+
+    def startup(self, target: Target) -> ViewFlow:
+        """The view, once exactly one node says it is master; raises
+        [`ConnectError`][redisson_py.errors.ConnectError] naming every node and its
+        role or error otherwise (or [`AuthError`][redisson_py.errors.AuthError])."""
+        discovery, roles = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        if not roles:
+            what = "any node of nodeAddresses"
+            _raise_unreachable(what, discovery, self.nodes, self.section.username)
+        view = discovery.view
+        assert view is not None
+        if not view.masters:
+            reasons = {str(a): f"role {r.role}" for a, r in roles.items()}
+            reasons.update(discovery.reasons())
+            raise ConnectError(f"replicatedServersConfig: {view.unavailable}", reasons)
+        return (yield from self.checked(target, view))
+
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
+        discovery, _ = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        return discovery.view
+
+
 def mode_for(config: Config) -> Mode:
     """The mode of ``config``'s topology section (the config must be valid), with the
     top-level credentials and TLS settings applied to it."""
@@ -413,4 +488,6 @@ def mode_for(config: Config) -> Mode:
             return ClusterMode(section, config)
         case MasterSlaveServersConfig():
             return MasterSlaveMode(section, config)
+        case ReplicatedServersConfig():
+            return ReplicatedMode(section, config)
     raise TypeError(f"unsupported server config {type(section).__name__}")

@@ -245,11 +245,28 @@ def _synced(planned: Planned, reply: Any) -> int:
     return int(replicas) if local >= 1 else -1
 
 
+def _only_the_wait_failed(planned: Planned, replies: list[Any]) -> bool:
+    """Whether the one error among ``replies`` (after any ``ASKING`` reply) is the
+    trailing WAIT's."""
+    effect = planned.effect
+    if not planned.waits or not isinstance(effect, Call):
+        return False
+    count = len(effect.commands)
+    if len(replies) <= count or not isinstance(replies[count], ResponseError):
+        return False
+    return not any(isinstance(reply, ResponseError) for reply in replies[:count])
+
+
 def interpret(planned: Planned, replies: list[Any]) -> Outcome:
     """Decide what ``replies`` (one per wire command, error replies as exceptions) mean."""
     if planned.asking:
         replies = replies[1:]
     errors = [(*error_code(r), r) for r in replies if isinstance(r, ResponseError)]
+    if errors and _only_the_wait_failed(planned, replies):
+        # The commands ran; only the WAIT after them failed (renamed, refused by an ACL
+        # or a proxy, the master demoted meanwhile): the write stands unconfirmed, and
+        # the flow undoes it at once as it does a write too few replicas acknowledged.
+        return Done(_result(planned, replies))
     if errors:
         if not planned.use_eval and any(code == "NOSCRIPT" for code, _, _ in errors):
             # Nothing ran (a script that is not loaded does nothing); send the source.
@@ -294,7 +311,13 @@ def _result(planned: Planned, replies: list[Any]) -> CallResult | tuple[Any, ...
         if len(_ADDRESS_TEXT) > 4096:  # nodes come and go over months: stay bounded
             _ADDRESS_TEXT.clear()
         address = _ADDRESS_TEXT[planned.address] = str(planned.address)
-    synced = _synced(planned, replies[count]) if planned.waits else 0
+    if not planned.waits:
+        return CallResult(tuple(replies[:count]), planned.required, 0, address)
+    wait_reply = replies[count]
+    if isinstance(wait_reply, ResponseError):
+        failed = f"{'WAITAOF' if planned.aof else 'WAIT'} failed: {wait_reply}"
+        return CallResult(tuple(replies[:count]), planned.required, -1, address, failed)
+    synced = _synced(planned, wait_reply)
     return CallResult(tuple(replies[:count]), planned.required, synced, address)
 
 

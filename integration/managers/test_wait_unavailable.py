@@ -1,0 +1,89 @@
+"""Replica sync on a server that cannot run ``WAIT`` (issue 38, item 4).
+
+A server where ``WAIT`` is renamed away (``rename-command WAIT ""``), refused by an ACL
+or by a proxy would fail every grant after applying it, and the grant stayed in Redis
+for its whole TTL, blocking every other client. Now a client with
+``checkLockSyncedSlaves`` on refuses such a topology at startup with a ``ConfigError``
+naming the node and the setting, and a grant whose ``WAIT`` fails at run time (here: an
+ACL that takes ``WAIT`` away from the client's user after startup) is undone at once and
+raises ``NoSyncedReplicasError`` saying so. On master/slave and sentinel, sync and
+asyncio; redis 7.0 has no ``WAITAOF`` (`test_replica_sync` covers that mode).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from redisson_py import ConfigError, NoSyncedReplicasError
+from redisson_py.testing import Topology
+from redisson_py.testing.owners import Flavor
+
+SYNC = {"check_lock_synced_slaves": True, "slaves_sync_timeout": 0.5}
+
+
+@pytest.mark.parametrize("kind", ["master-replica", "sentinel"])
+def test_a_server_without_wait_is_refused_at_startup(
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    topology_config: Any,
+    lock_name: str,
+    kind: str,
+) -> None:
+    topology = topology_factory(
+        kind, replicas_per_master=1, redis_conf={"rename-command": 'WAIT ""'}
+    )
+    master = topology.master()
+    with pytest.raises(ConfigError, match="checkLockSyncedSlaves") as refused:
+        flavor.create_client(topology_config(topology, **SYNC))
+    assert refused.value.path == "checkLockSyncedSlaves"
+    assert str(master.port) in str(refused.value) or any(
+        str(node.port) in str(refused.value) for node in topology.data_nodes
+    )
+    assert master.command("EXISTS", lock_name) == 0  # no grant was made
+    # With replica sync off, as the message says, the same servers serve locks.
+    client = flavor.create_client(topology_config(topology, check_lock_synced_slaves=False))
+    lock = client.get_lock(lock_name)
+    assert flavor.run(lock.try_lock(0.0, 30.0))
+    assert master.command("EXISTS", lock_name) == 1
+    flavor.run(lock.force_unlock())
+
+
+def test_a_grant_whose_wait_fails_is_undone_at_once(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    topology = topology_factory("master-replica", replicas_per_master=1)
+    master = topology.master()
+    client = flavor.create_client(topology_config(topology, **SYNC))
+    other = flavor.create_client(topology_config(topology, check_lock_synced_slaves=False))
+    assert master.command("ACL", "SETUSER", "default", "-wait") == "OK"
+    try:
+        lock = client.get_lock(lock_name)
+        started = time.monotonic()
+        with pytest.raises(
+            NoSyncedReplicasError, match=r"WAIT failed: .*no permissions"
+        ) as refused:
+            flavor.run(lock.try_lock(0.0, 30.0))
+        assert time.monotonic() - started < 5.0
+        assert lock_name in str(refused.value) and str(master.port) in str(refused.value)
+        assert "undone" in str(refused.value)
+        # The grant is gone at once, not after its 30 s TTL: another client takes it.
+        assert master.command("EXISTS", lock_name) == 0
+        taken, bob = other.get_lock(lock_name), flavor.owner("bob")
+        assert bob(taken.try_lock, 0.0, 30.0)
+        bob(taken.unlock)
+        # A fair lock's and a semaphore's grants follow the same rule.
+        fair = client.get_fair_lock(f"{lock_name}:fair")
+        with pytest.raises(NoSyncedReplicasError, match="WAIT failed"):
+            flavor.run(fair.try_lock(0.0, 30.0))
+        assert master.command("EXISTS", fair.name) == 0
+        semaphore = client.get_semaphore(f"{lock_name}:semaphore")
+        master.command("SET", semaphore.name, 2)
+        with pytest.raises(NoSyncedReplicasError, match="WAIT failed"):
+            flavor.run(semaphore.try_acquire(1))
+        assert master.command("GET", semaphore.name) == "2"  # the permit was given back
+    finally:
+        master.command("ACL", "SETUSER", "default", "+wait")
