@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import itertools
 import threading
 import time
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from redis._parsers import _AsyncRESP2Parser  # redis-py's pure-Python reader (read_directly)
 from redis.asyncio.connection import AbstractConnection
@@ -52,6 +54,105 @@ TIMES_ROUND_TRIPS = True
 """The manager bounds each round trip with `round_trip_timeout`, so command pools
 need no socket timeout of their own."""
 
+# --- owners: which task a hold belongs to ---
+
+_task_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = weakref.WeakKeyDictionary()
+_owner_tasks: weakref.WeakValueDictionary[int, asyncio.Task[Any]] = weakref.WeakValueDictionary()
+_next_id = itertools.count(1)
+_shared: dict[str, None] = {}
+"""Owner ids (as fields spell them) that an ``owned_by`` view or ``adopt_hold`` acts
+for: their holds outlive their task (`owner_finished`); the oldest of more than
+`_MAX_SHARED` are forgotten."""
+_MAX_SHARED = 10_000
+_bound: contextvars.ContextVar[tuple[asyncio.Task[Any] | None, int] | None] = (
+    contextvars.ContextVar("redisson_py_bound_owner", default=None)
+)
+"""(the task running a lock method's call, the owner bound when it was called): see
+`binds_owner`."""
+
+
+def current_owner_id() -> int:
+    """The current task's owner id: unique within the process and never reused (a
+    task's ``id()`` can be), so a new task never inherits a finished one's holds.
+
+    While a lock method's call runs in a task of its own (``asyncio.wait_for`` on
+    Python 3.11, ``asyncio.create_task(lock.lock())``), it is the owner of the task
+    that called the method (`binds_owner`)."""
+    task = asyncio.current_task()
+    if task is None:
+        raise UsageError("an asyncio lock is owned by a task: call it from inside one")
+    bound = _bound.get()
+    if bound is not None and bound[0] is task:
+        return bound[1]
+    owner = _task_ids.get(task)
+    if owner is None:
+        owner = _task_ids[task] = next(_next_id)
+        _owner_tasks[owner] = task
+    return owner
+
+
+_S = TypeVar("_S")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def binds_owner(
+    method: Callable[Concatenate[_S, _P], Coroutine[Any, Any, _R]],
+) -> Callable[Concatenate[_S, _P], Coroutine[Any, Any, _R]]:
+    """Make the lock method ``method`` act for the task that *calls* it, not the one
+    that runs its coroutine: the owner is read when the method is called and bound to
+    the coroutine it returns. ``asyncio.wait_for(lock.lock(), 5)`` on Python 3.11 (which
+    runs the coroutine in a task of its own), ``asyncio.shield``, ``asyncio.gather``
+    and ``asyncio.create_task(lock.lock())`` then all take the lock for the caller,
+    whose ``unlock()`` releases it. Called outside a task (the coroutine made before
+    ``asyncio.run``), the task that runs the coroutine is the owner."""
+
+    @functools.wraps(method)
+    def call(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> Coroutine[Any, Any, _R]:
+        coroutine = method(self, *args, **kwargs)
+        try:
+            owner = current_owner_id()
+        except (RuntimeError, UsageError):  # no running loop, or no task
+            return coroutine
+        return _acting_for(owner, coroutine)
+
+    return call
+
+
+async def _acting_for(owner: int, coroutine: Coroutine[Any, Any, _R]) -> _R:
+    """Run ``coroutine`` with ``owner`` as `current_owner_id` of the task running it
+    (only that task: tasks it starts are their own owners)."""
+    token = _bound.set((asyncio.current_task(), owner))
+    try:
+        return await coroutine
+    finally:
+        _bound.reset(token)
+
+
+def share_owner(owner: int | str) -> None:
+    """Record that an ``owned_by`` view or an adopted hold acts for ``owner``: its holds
+    are another task's to release, so they are renewed after the task that took them
+    finished (`owner_finished` is False for it)."""
+    key = str(owner)
+    _shared.pop(key, None)
+    _shared[key] = None
+    if len(_shared) > _MAX_SHARED:
+        del _shared[next(iter(_shared))]
+
+
+def owner_finished(owner: str) -> bool:
+    """`Runtime.owner_finished`: True when ``owner`` (an owner id, as a hold's field
+    spells it) was given to a task that has finished (or was collected), and no view
+    acts for it (`share_owner`). Read by the watchdog, possibly from its thread: plain
+    reads only."""
+    if not owner.isdecimal() or owner in _shared:
+        return False
+    # Every other owner id of this client's holds was given to a task (an id passed to
+    # owned_by by hand is shared): one no longer in the table belongs to a collected task.
+    task = _owner_tasks.get(int(owner))
+    return task is None or task.done()
+
+
 RUNTIME = Runtime(
     clock=time.monotonic,
     wall_clock=time.time,
@@ -59,6 +160,7 @@ RUNTIME = Runtime(
     # threads (is_held_by_current_thread, a callback, the CLI).
     new_mutex=threading.Lock,
     await_later=await_later,
+    owner_finished=owner_finished,
 )
 """What the core takes from this shell (see
 `Runtime`)."""
@@ -247,10 +349,6 @@ async def stale(connection: AbstractConnection) -> bool:
         return True
 
 
-_task_ids: weakref.WeakKeyDictionary[asyncio.Task[Any], int] = weakref.WeakKeyDictionary()
-_next_id = itertools.count(1)
-
-
 _READ_SIZE = 65536
 """Bytes asked of the stream per read (redis-py's ``socket_read_size`` default)."""
 
@@ -345,18 +443,6 @@ async def _reading_failed(connection: Any, error: BaseException) -> BaseExceptio
 
 def _host(connection: AbstractConnection) -> str:
     return f"{getattr(connection, 'host', '?')}:{getattr(connection, 'port', '?')}"
-
-
-def current_owner_id() -> int:
-    """The current task's owner id: unique within the process and never reused (a
-    task's ``id()`` can be), so a new task never inherits a finished one's holds."""
-    task = asyncio.current_task()
-    if task is None:
-        raise UsageError("an asyncio lock is owned by a task: call it from inside one")
-    owner = _task_ids.get(task)
-    if owner is None:
-        owner = _task_ids[task] = next(_next_id)
-    return owner
 
 
 def after_fork_in_child(callback: Callable[[], None]) -> None:

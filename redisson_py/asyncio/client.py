@@ -263,6 +263,8 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         window ends at most; after one, the hold is no one's and expires by itself.
         """
         lock, parsed = self._adoptable(token, on_lock_lost)
+        if parsed.client_id == self._state.client_id:  # async only
+            primitives.share_owner(parsed.owner_id)  # async only
         await run(lock._flow(lock._owner(), handoff.adopt_hold, parsed))
         return lock
 

@@ -3,6 +3,7 @@ gets a token larger than all earlier holders' tokens."""
 
 from __future__ import annotations
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import Lock
 from redisson_py.core.flows import fenced_lock as fenced_flows
@@ -27,6 +28,7 @@ class FencedLock(Lock):
 
     kind = FENCED
 
+    @primitives.binds_owner  # async only
     async def lock_and_get_token(self, lease_time: float | None = None) -> int:
         """Wait until this task holds the lock; its token.
 
@@ -39,6 +41,7 @@ class FencedLock(Lock):
         assert token is not None  # a wait without deadline returns only when held
         return token
 
+    @primitives.binds_owner  # async only
     async def try_lock_and_get_token(
         self, wait_time: float = 0.0, lease_time: float | None = None
     ) -> int | None:
@@ -48,11 +51,13 @@ class FencedLock(Lock):
         token: int | None = await run(flow)
         return token
 
+    @primitives.binds_owner  # async only
     async def get_token(self) -> int | None:
         """The lock's current token (the last holder's), None before any acquire."""
         token: int | None = await run(self._flow(self._owner(), fenced_flows.get_token))
         return token
 
+    @primitives.binds_owner  # async only
     async def fence(self) -> Fence:
         """This task's [`Fence`][redisson_py.Fence]: the token of its hold and its owner
         field, for a [`FencedResource`][redisson_py.asyncio.FencedResource] (or your own resource)

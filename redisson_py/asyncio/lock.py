@@ -56,6 +56,7 @@ class LockProtocol:
     async def is_locked(self) -> bool:
         raise NotImplementedError
 
+    @primitives.binds_owner  # async only
     async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         """Take the lock, kept by the watchdog: wait for ever (the default), try once
         (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
@@ -67,6 +68,7 @@ class LockProtocol:
             return True
         return await self.try_lock(wait)
 
+    @primitives.binds_owner  # async only
     async def release(self) -> None:
         """Same as ``unlock()``."""
         await self.unlock()
@@ -216,6 +218,7 @@ class Lock(LockHandle, LockProtocol):
     def _node(self) -> str:
         return str(self._client._manager.describe(self.name))
 
+    @primitives.binds_owner  # async only
     async def lock(
         self, lease_time: float | None = None, *, max_hold_time: float | None = None
     ) -> None:
@@ -237,6 +240,7 @@ class Lock(LockHandle, LockProtocol):
         cap = check_max_hold(self.name, max_hold_time, lease)
         await run(self._flow(self._owner(), lock_flows.try_lock, None, lease, cap))
 
+    @primitives.binds_owner  # async only
     async def try_lock(
         self,
         wait_time: float = 0.0,
@@ -261,6 +265,7 @@ class Lock(LockHandle, LockProtocol):
         owner = self.owner_id
         return current_owner_id() if owner is None else int(owner)
 
+    @primitives.binds_owner  # async only
     async def extend(self, seconds: float) -> None:
         """Make this task's leased hold expire ``seconds`` from now (longer or
         shorter), atomically and only while it holds the lock.
@@ -297,8 +302,10 @@ class Lock(LockHandle, LockProtocol):
         ``on_lock_lost`` as it is now.
         """
         view: Lock = self._view(owner_of(self.name, owner_id))
+        primitives.share_owner(owner_id)  # async only
         return view
 
+    @primitives.binds_owner  # async only
     async def export_hold(self) -> str:
         """Hand this task's hold (every reentrant count of it) to another client or
         process: return a token (a string, see ``docs/handoff.md`` for its format; no
@@ -318,6 +325,7 @@ class Lock(LockHandle, LockProtocol):
         token: str = await run(self._flow(owner, handoff.export_hold, str(owner)))
         return token
 
+    @primitives.binds_owner  # async only
     async def unlock(self) -> None:
         """Release one hold. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] (a
         ``RuntimeError``) if this task holds none, or its hold was reported lost."""
@@ -333,6 +341,7 @@ class Lock(LockHandle, LockProtocol):
         result: bool = await run(self._flow(self._owner(), lock_flows.is_locked))
         return result
 
+    @primitives.binds_owner  # async only
     async def is_held_by_current_task(self) -> bool:
         """True when this task (or, for an ``owned_by`` view, its owner) holds it; False
         once the client reported this owner's hold lost (until it acquires again),
@@ -343,6 +352,7 @@ class Lock(LockHandle, LockProtocol):
     is_held_by_current_thread = is_held_by_current_task  # async only
     """The threaded API's name, for code written against both."""  # async only
 
+    @primitives.binds_owner  # async only
     async def hold_count(self) -> int:
         """How many holds this task has (0 when none, or when its hold was reported
         lost)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
+from redisson_py.asyncio import _primitives as primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import LockProtocol, current_owner_id
 from redisson_py.core.flows import multilock as multi_flows
@@ -38,12 +39,15 @@ class MultiLock(GroupHandle, LockProtocol):
         every member, and an unlock through the wrong view releases someone else's
         hold."""
         view: Self = self._view(owner_of(self._group.label, owner_id))
+        primitives.share_owner(owner_id)  # async only
         return view
 
+    @primitives.binds_owner  # async only
     async def lock(self, lease_time: float | None = None) -> None:
         """Wait until every member is held."""
         await self.try_lock(None, lease_time)
 
+    @primitives.binds_owner  # async only
     async def try_lock(
         self, wait_time: float | None = 0.0, lease_time: float | None = None
     ) -> bool:
@@ -62,6 +66,7 @@ class MultiLock(GroupHandle, LockProtocol):
         acquired: bool = await run(multi_flows.guarded(self._group, flow))
         return acquired
 
+    @primitives.binds_owner  # async only
     async def unlock(self) -> None:
         """Release one hold on every member;
         [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this task did
@@ -70,6 +75,7 @@ class MultiLock(GroupHandle, LockProtocol):
         flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
         await run(multi_flows.guarded(self._group, flow))
 
+    @primitives.binds_owner  # async only
     async def extend(self, seconds: float) -> None:
         """Make this task's leased group hold expire ``seconds`` from now (longer or
         shorter) on its members, with the acquire's rule: every member of a MultiLock, a

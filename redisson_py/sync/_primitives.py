@@ -17,7 +17,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from redis._parsers import _RESP2Parser  # redis-py's pure-Python reader (see read_directly)
 from redis.connection import AbstractConnection
@@ -277,6 +277,27 @@ def current_owner_id() -> int:
     except AttributeError:
         _owners.id = next(_owner_ids)
         return _owners.id  # type: ignore[no-any-return]
+
+
+_M = TypeVar("_M")
+
+
+def binds_owner(method: _M) -> _M:
+    """``method`` as it is: a thread runs the calls it makes, so the owner read when the
+    call runs is the caller (the asyncio twin binds it when the method is called)."""
+    return method
+
+
+def share_owner(owner: int | str) -> None:
+    """Nothing: a thread's holds stay renewed until released, whether or not the thread
+    still runs (`owner_finished`), so none needs marking as handed on."""
+
+
+def owner_finished(owner: str) -> bool:
+    """Never, as `Runtime.owner_finished`'s default that `RUNTIME` keeps: as Redisson's,
+    the watchdog renews a thread's hold until it is released, even after the thread
+    ended."""
+    return False
 
 
 _fork_callbacks: list[weakref.WeakMethod[Callable[[], None]]] = []

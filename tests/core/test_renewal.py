@@ -323,3 +323,37 @@ def test_a_round_sends_on_the_route_and_delivers_what_it_finds() -> None:
     for report in queued:
         report()
     assert [hold.name for hold, _ in lost] == ["b"]
+
+
+def test_a_finished_owners_hold_is_only_checked_then_reported_at_its_safe_end() -> None:
+    """`Runtime.owner_finished` (the asyncio shell's: the owning task is done): the
+    round stops renewing that owner's holds and only checks them; at the safe end the
+    loss is reported as the owner's finishing. Another owner's hold, and a hold of
+    another client's field (adopted), are renewed as before."""
+    gone = {"1"}
+    runtime = replace(RUNTIME, owner_finished=lambda owner: owner in gone)
+    state = ClientState(LockSettings(watchdog_timeout=3.0), runtime=runtime)
+    lost: list[tuple[Hold, str]] = []
+    take(state, lost, "a", None)  # owner 1: finished
+    record = lambda hold, reason: lost.append((hold, reason))  # noqa: E731
+    for name, owner in (("b", f"{state.client_id}:2"), ("c", "other-client:1")):
+        state.holds.acquired(
+            name,
+            owner,
+            1,
+            target=TARGET,
+            lease=None,
+            ttl=3.0,
+            now=time.monotonic(),
+            on_lost=record,
+        )
+    flow = renewal.renew_round(state)
+    command = script(gather_of(flow, next(flow)))
+    assert command.keys == ("a", "b", "c")
+    assert command.args[4:] == ("0", "1", "1")  # check a, renew b and c
+    assert finish(flow, [CallResult(([1, 1, 1],))]).renewed == 2
+    hold = state.holds.get("a", f"{state.client_id}:1")
+    assert hold is not None and hold.orphaned and lost == []
+    assert losses.report_expired(state, hold.expires_at) == 1
+    assert [(h.name, r) for h, r in lost] == [("a", holds.orphaned_text(hold))]
+    assert lost[0][1].startswith(holds.ORPHANED)

@@ -53,7 +53,14 @@ from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind
 from redisson_py.core.routing import failures, naming
 from redisson_py.core.routing.refusals import refusal_of
 from redisson_py.core.state.client_state import ClientState
-from redisson_py.core.state.holds import EXPIRY_SLACK, Hold, capped_text, gone_text, lease_text
+from redisson_py.core.state.holds import (
+    EXPIRY_SLACK,
+    Hold,
+    capped_text,
+    gone_text,
+    lease_text,
+    orphaned_text,
+)
 from redisson_py.core.state.losses import REFUSED, UNREACHABLE, declare_lost, emit, report_expired
 from redisson_py.errors import AuthError, ConnectError
 
@@ -163,6 +170,10 @@ def renew_round(
     report the lost ones (through `ClientState.deliver`)."""
     outcome = RoundOutcome()
     state.holds.cap(state.clock())  # holds past max_hold_time are only checked from now
+    # ...and so are the holds of owners that finished without releasing them (an asyncio
+    # task that ended holding a lock): renewed for ever, they would keep the lock from
+    # every other owner until shutdown, with no one left to release it.
+    state.holds.orphan(state.client_id, state.runtime.owner_finished)
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
@@ -231,6 +242,8 @@ def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) ->
 def _gone_reason(hold: Hold, sent_at: float) -> str:
     if hold.capped and sent_at >= hold.expires_at - EXPIRY_SLACK:
         return capped_text(hold)
+    if hold.orphaned and sent_at >= hold.expires_at - EXPIRY_SLACK:
+        return orphaned_text(hold)
     if hold.watchdog or hold.lease is None:
         return "the lock's key no longer names this owner at renewal"
     if sent_at >= hold.expires_at - EXPIRY_SLACK:

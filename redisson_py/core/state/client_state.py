@@ -76,6 +76,11 @@ class LockSettings:
         return self.watchdog_timeout / 3
 
 
+def _never_finished(owner: str) -> bool:
+    """`Runtime.owner_finished` of a shell whose owners never finish with holds."""
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """What the core needs of the world and does not take for itself: each shell gives
@@ -94,6 +99,11 @@ class Runtime:
     await_later: Callable[[Awaitable[object], str], None]
     """Runs what an async lost-lock callback returned, on its own (``str``: the lock,
     for the log line when it cannot be run or raises)."""
+    owner_finished: Callable[[str], bool] = _never_finished
+    """True when the owner a hold's field names (``owner``: the part after the client
+    id) has finished without releasing it: the asyncio shell's task is done. The
+    watchdog then stops renewing that owner's holds (`HoldTable.orphan`). The threaded
+    shell's default: never (a thread's holds stay renewed until its ``unlock()``)."""
 
 
 def _now(report: Callable[[], None]) -> None:

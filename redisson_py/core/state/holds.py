@@ -96,12 +96,16 @@ class Hold:
     capped: bool = False
     """True once `renew_until` passed: renewal rounds only check the hold, which then
     expires and is reported lost "held past max_hold_time"."""
+    orphaned: bool = False
+    """True once the watchdog found the hold's owner finished without releasing it (an
+    asyncio task that ended holding it; see `HoldTable.orphan`): renewal rounds only
+    check the hold, which then expires and is reported lost (`ORPHANED`)."""
 
     @property
     def renews(self) -> bool:
-        """True when renewal rounds renew this hold (a watchdog hold under its cap);
-        False: they only check it is there."""
-        return self.watchdog and not self.capped
+        """True when renewal rounds renew this hold (a watchdog hold under its cap,
+        whose owner has not finished); False: they only check it is there."""
+        return self.watchdog and not self.capped and not self.orphaned
 
 
 MAX_ACQUIRES = 16
@@ -154,6 +158,15 @@ def capped_text(hold: Hold) -> str:
     )
 
 
+ORPHANED = "its owner task finished without unlock()"
+"""How a loss after the owning task finished is reported (the reason starts with it)."""
+
+
+def orphaned_text(hold: Hold) -> str:
+    """Why the hold of a finished owner ended, for its loss report."""
+    return f"{ORPHANED}: the watchdog stopped renewing it then, and it expired"
+
+
 def gone_text(hold: Hold, now: float) -> str:
     """How ``hold`` came to be gone, for ``unlock()``'s error: its lease ran out, its
     renewals stopped counting until its safe end, or its key went while the lease (or
@@ -162,6 +175,8 @@ def gone_text(hold: Hold, now: float) -> str:
         return f"the hold expired (lease {lease_text(hold.lease)})"
     if hold.capped and now >= hold.expires_at - EXPIRY_SLACK:
         return f"the hold expired: {capped_text(hold)}"
+    if hold.orphaned and now >= hold.expires_at - EXPIRY_SLACK:
+        return f"the hold expired: {orphaned_text(hold)}"
     if hold.lease is None and now >= hold.expires_at:
         return "the hold expired unrenewed (" + (hold.unconfirmed or "no renewal in time") + ")"
     lease = "" if hold.lease is None else f"; lease {lease_text(hold.lease)}"
@@ -270,6 +285,7 @@ class HoldTable:
             hold.watchdog = lease is None
             hold.lease = lease
             hold.unconfirmed = None
+            hold.orphaned = False  # acquired again (through a view): the next round judges
             hold.expires_at = safe_end(now, ttl)
             if hold.watchdog and _reaches_cap(hold, now, ttl):
                 hold.capped = True
@@ -392,6 +408,27 @@ class HoldTable:
             for hold in self._holds.values():
                 if hold.renew_until is not None and now >= hold.renew_until:
                     hold.capped = True
+
+    def orphan(self, client_id: str, finished: Callable[[str], bool]) -> int:
+        """Mark the renewed holds of this client (``client_id``) whose owner has
+        ``finished`` (called with the owner id of the hold's field): renewal rounds stop
+        renewing them, so each expires within a watchdog timeout and is reported lost
+        (`ORPHANED`). Adopted holds (another client's field) are left alone. How many
+        were marked now.
+
+        Why not release them: a finished owner is treated as a crashed client is, whose
+        holds expire (Redisson's rule); no release is sent on a guess, and a task that
+        handed its hold on (``owned_by``, see the shell's ``current_owner_id``) is not
+        reported finished."""
+        prefix = client_id + ":"
+        marked = 0
+        with self._lock:
+            for hold in self._holds.values():
+                owner = hold.owner[len(prefix) :].partition(":")[0]
+                if hold.renews and hold.owner.startswith(prefix) and finished(owner):
+                    hold.orphaned = True
+                    marked += 1
+        return marked
 
     def unconfirmed(self, hold: Hold, why: str) -> None:
         """Record that a renewal of ``hold`` did not count (``why``: unreachable, too few

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from redisson_py.core.state import events
 from redisson_py.core.state.client_state import ClientState
-from redisson_py.core.state.holds import Hold, capped_text, gone_text, lease_text
+from redisson_py.core.state.holds import Hold, capped_text, gone_text, lease_text, orphaned_text
 
 
 def declare_lost(state: ClientState, hold: Hold, reason: str, gone: str) -> bool:
@@ -56,6 +56,8 @@ def expiry_reason(hold: Hold) -> str:
     """Why ``hold`` was lost at its safe end, for the report."""
     if hold.watchdog and hold.capped:
         return capped_text(hold)
+    if hold.watchdog and hold.orphaned:
+        return orphaned_text(hold)
     if not hold.watchdog:
         return f"its lease of {lease_text(hold.lease or 0.0)} expired while held"
     why = hold.unconfirmed
