@@ -10,19 +10,25 @@ per topology in it; every test uses Java threads and lock names of its own.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from java_peer import JAVA_PEER_VERSIONS, NEWEST, JavaClient, JavaPeer, build
 
 from redisson_py import Config
+from redisson_py.core.routing import naming
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 
 WATCHDOG_MS = 3000
+# How long a fair lock's queued waiter keeps its place beyond the one ahead of it (both
+# clients read it from the YAML; Redisson's default is 5 minutes).
+FAIR_WAIT_MS = 2000
 
 CELLS = [
     *(("single", version) for version in JAVA_PEER_VERSIONS),
@@ -66,10 +72,36 @@ class Cell:
     py: Any  # a redisson-py client of the test's flavor
     flavor: Flavor
 
+    @property
+    def by_slot(self) -> bool:
+        """True on a cluster: auxiliary names take the slot-safe form."""
+        return self.topology.layout == "cluster"
+
+    def aux(self, prefix: str, name: str) -> str:
+        """Auxiliary key or channel ``prefix`` of ``name`` (Redisson's ``prefixName``)."""
+        return naming.prefixed_name(prefix, name, by_slot=self.by_slot)
+
+    @contextlib.contextmanager
+    def raw(self, name: str) -> Iterator[redis.Redis]:
+        """redis-py on the master serving ``name``, to look at the keys as they are."""
+        if self.by_slot:
+            node = self.topology.master_for_slot(naming.key_slot(name))
+        else:
+            node = self.topology.master()
+        client = node.client()
+        try:
+            yield client
+        finally:
+            client.close()
+
 
 def mixed_yaml(topology: Topology) -> str:
-    """The topology's Redisson YAML with a short watchdog timeout (renewals every second)."""
-    return topology.redisson_yaml() + f"lockWatchdogTimeout: {WATCHDOG_MS}\n"
+    """The topology's Redisson YAML with a short watchdog timeout (renewals every second)
+    and fair-lock wait timeout."""
+    return (
+        topology.redisson_yaml()
+        + f"lockWatchdogTimeout: {WATCHDOG_MS}\nfairLockWaitTimeout: {FAIR_WAIT_MS}\n"
+    )
 
 
 @pytest.fixture(params=CELLS, ids=[f"{kind}-{version}" for kind, version in CELLS])

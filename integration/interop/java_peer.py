@@ -145,6 +145,7 @@ class JavaPeer:
             bufsize=1,
         )
         self._ids = itertools.count(1)
+        self._client_numbers = itertools.count()
         self._pending: dict[str, concurrent.futures.Future[Reply]] = {}
         self._ready: concurrent.futures.Future[Reply] = concurrent.futures.Future()
         self._pending["0"] = self._ready
@@ -203,12 +204,22 @@ class JavaPeer:
     def client(self, yaml_text: str) -> JavaClient:
         """A Redisson client on this config (one per distinct YAML, kept for the module)."""
         if yaml_text not in self.clients:
-            name = f"c{len(self.clients)}"
-            path = Path(self._files.name) / f"{name}.yaml"
-            path.write_text(yaml_text)
-            client_id = self.call("connect", str(path), client=name, thread=f"{name}-setup")
-            self.clients[yaml_text] = JavaClient(self, name, client_id)
+            self.clients[yaml_text] = self.fresh_client(yaml_text)
         return self.clients[yaml_text]
+
+    def fresh_client(self, yaml_text: str) -> JavaClient:
+        """A Redisson client of its own on this config (``shutdown`` it when done)."""
+        name = f"c{next(self._client_numbers)}"
+        path = Path(self._files.name) / f"{name}.yaml"
+        path.write_text(yaml_text)
+        client_id = self.call("connect", str(path), client=name, thread=f"{name}-setup")
+        return JavaClient(self, name, client_id)
+
+    def kill(self) -> None:
+        """SIGKILL the JVM: its clients vanish without a word, as a crashed process's."""
+        self._process.kill()
+        self._process.wait()
+        self.close()
 
     def close(self) -> None:
         try:
@@ -245,6 +256,10 @@ class JavaClient:
         (``name``: the members' names, comma-separated), ``semaphore``, ``pes`` (permit
         expirable semaphore), ``latch``."""
         return JavaObject(self, kind, name)
+
+    def shutdown(self) -> None:
+        """``RedissonClient.shutdown()``: its waiting threads stop where they are."""
+        self.peer.call("shutdown", client=self.name, thread=f"{self.name}-setup")
 
     def owner(self, thread: str) -> str:
         """The lock hash field of ``thread`` (``<client id>:<thread id>``)."""

@@ -116,6 +116,10 @@ public final class Peer {
         String kind = f[4];
         String name = f[5];
         TimeUnit ms = TimeUnit.MILLISECONDS;
+        if (op.equals("sleep")) {
+            Thread.sleep(arg(f, 0, 0));
+            return null;
+        }
         if (op.equals("connect")) {
             Config config = Config.fromYAML(new File(text(f, 0)));
             CLIENTS.put(clientName, Redisson.create(config));
