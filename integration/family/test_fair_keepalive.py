@@ -2,7 +2,8 @@
 item 8), on single and cluster, sync and asyncio: a killed waiter of ours delays the next
 one by a few seconds, not by ``fairLockWaitTimeout`` (5 minutes); a Java waiter's entry
 keeps Redisson's rule; a frozen server costs a live waiter neither its lock nor its
-deadline, and a brief freeze not even its place."""
+deadline, and a brief freeze not even its place. A head with neither a timeout entry nor
+a keepalive is dropped (issue 38, item 7): it stalled the queue for ever."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 from kind_helpers import by_slot, fair_waiter, kill, raw_master, running
-from test_fair_lock import queued, wait_for_queue_length
+from test_fair_lock import queue_names, queued, wait_for_queue_length
 
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import fair
@@ -160,3 +161,36 @@ def test_a_frozen_server_costs_a_live_waiter_neither_its_lock_nor_its_deadline(
                 del pending[who]
     assert queued(topology, lock_name) == ([], set())
     assert alive_entries(topology, lock_name) == {}
+
+
+@pytest.mark.parametrize("damage", ["timeout entry lost", "bogus entry"])
+def test_a_head_with_neither_timeout_nor_keepalive_stalls_nobody(
+    flavor: Flavor,
+    make_client: Callable[..., Any],
+    family_topology: Topology,
+    lock_name: str,
+    damage: str,
+) -> None:
+    # A queue head no rule would ever drop: a Java waiter (timeout entry, no keepalive)
+    # whose timeout entry is lost, or an entry pushed with none. The queue key has no
+    # TTL, so before the fix every later waiter waited behind it for ever.
+    client = make_client()
+    lock = client.get_fair_lock(lock_name)
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    alice(lock.lock)
+    queue, timeouts = queue_names(family_topology, lock_name)
+    stuck = "00000000-0000-0000-0000-00000000dead:1"
+    with raw_master(family_topology, lock_name) as raw:
+        raw.rpush(queue, stuck)
+        if damage == "timeout entry lost":
+            raw.zadd(timeouts, {stuck: time.time() * 1000 + 300_000})  # as Redisson's
+            raw.zrem(timeouts, stuck)
+        assert raw.pttl(queue) == -1  # no TTL bounds it
+    waiting = bob.start_timed(lock.try_lock, 10.0)
+    time.sleep(0.3)
+    _, released = alice.start_timed(lock.unlock).result(timeout=10)
+    acquired, granted = waiting.result(timeout=20)
+    assert acquired is True
+    assert granted - released <= fair.KEEPALIVE_INTERVAL + SLACK, granted - released
+    assert queued(family_topology, lock_name) == ([], set())  # the stuck head dropped
+    bob(lock.unlock)

@@ -8,7 +8,8 @@ ahead of it (or the holder's TTL) plus its wait; a grant takes the head and move
 later timeout forward by the grantee's wait; every script first drops heads whose
 timeout has passed (dead waiters), so a dead waiter blocks the queue for one wait at
 most (``fairLockWaitTimeout``, 5 minutes by default, or the wait time of a
-``try_lock``). An unlock wakes only the new head, on its own channel
+``try_lock``), and heads with no timeout entry and no live keepalive (see
+`_PURGE_STALE_HEADS`). An unlock wakes only the new head, on its own channel
 ``redisson_lock__channel:{name}:<owner field>``.
 
 Times come from the client's clock (``ARGV`` "now"), as in Redisson, so Java and Python
@@ -19,7 +20,7 @@ wait.
 from __future__ import annotations
 
 from redisson_py.core.effects import Script
-from redisson_py.core.scripts import old_hold_check, publish, request_check
+from redisson_py.core.scripts import old_hold_check, publish, request_check, ttl_guard
 
 QUEUE_PREFIX = "redisson_lock_queue"
 TIMEOUT_PREFIX = "redisson_lock_timeout"
@@ -47,7 +48,8 @@ while true do
     local timeout = redis.call('zscore', KEYS[3], head)
     local alive = redis.call('zscore', KEYS[4], head)
     if (timeout ~= false and tonumber(timeout) <= tonumber(%(now)s))
-        or (alive ~= false and tonumber(alive) <= server_now and head ~= %(caller)s) then
+        or (alive ~= false and tonumber(alive) <= server_now and head ~= %(caller)s)
+        or (timeout == false and alive == false and head ~= %(caller)s) then
         redis.call('zrem', KEYS[3], head)
         redis.call('zrem', KEYS[4], head)
         redis.call('lpop', KEYS[2])
@@ -56,8 +58,12 @@ while true do
     end
 end
 """
-"""Drop the waiters at the head whose timeout passed or whose keepalive lapsed (KEYS[2]
-queue, KEYS[3] timeouts, KEYS[4] alive entries)."""
+"""Drop the waiters at the head whose timeout passed or whose keepalive lapsed, and a head
+with neither a timeout nor a keepalive entry (KEYS[2] queue, KEYS[3] timeouts, KEYS[4]
+alive entries). Every waiter, Java's and ours, joins with a timeout entry, so a head
+without one was left by a partial write or a hand edit: nothing would ever drop it, and
+the queue (a key without TTL) would stall for ever. A caller keeps its place: it is
+alive, and its own try is what could grant it."""
 
 
 def _purge(now: str, caller: str = "false") -> str:
@@ -88,8 +94,10 @@ ACQUIRE_FAIR = Script(
     # Reply: {1, hold count} granted (or by an earlier attempt of this request), {0, ms}
     # not granted: how long until it is worth trying again unwoken (the holder's TTL, or
     # when the head waiter would time out or its keepalive lapse), {2, 0} stale request
-    # (as ACQUIRE's), {3, 0} the owner already holds it and the lock is not reentrant.
-    request_check()
+    # (as ACQUIRE's), {3, 0} the owner already holds it and the lock is not reentrant;
+    # an error reply, before any write, for a lease out of range (ttl_guard).
+    ttl_guard()
+    + request_check()
     + _purge("ARGV[6]", caller="ARGV[2]")
     + """
 local head = redis.call('lindex', KEYS[2], 0)
