@@ -1,4 +1,5 @@
-"""The reentrant lock on real topologies (single, sentinel, cluster), sync and asyncio.
+"""The reentrant lock on real topologies (single, sentinel, cluster, replicated), sync
+and asyncio.
 
 Every test runs once per flavor and topology (see conftest.py). Owners are threads for
 the sync API and tasks for the asyncio API (redisson_py.testing.owners).
@@ -16,6 +17,14 @@ from integration.wake_ups import release_wakes_waiter
 from redisson_py import LockLost, LockNotOwnedError
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
+
+
+@pytest.fixture(params=["single", "sentinel", "cluster", "replicated"])
+def topology(request: pytest.FixtureRequest) -> Topology:
+    """conftest.py's topologies plus ``replicated``: these core tests also run in
+    replicated mode (the other lock suites do not, to spare CI time)."""
+    fixture: Topology = request.getfixturevalue(f"{request.param}_topology")
+    return fixture
 
 
 def test_reentrant_holds_need_as_many_unlocks(

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up.add_argument(
         "kind",
         metavar="KIND",
-        help="single, master-replica, sentinel, cluster, redlock, or a spec file",
+        help="single, master-replica, replicated, sentinel, cluster, redlock, or a spec file",
     )
     up.add_argument(
         "--backend",

@@ -20,7 +20,8 @@ from redisson_py.config.schema import Settings, by_key, loading, specs
 S = TypeVar("S", bound=Settings)
 
 _SECTION_LIST = (
-    "singleServerConfig, masterSlaveServersConfig, sentinelServersConfig or clusterServersConfig"
+    "singleServerConfig, masterSlaveServersConfig, sentinelServersConfig, clusterServersConfig"
+    " or replicatedServersConfig"
 )
 
 

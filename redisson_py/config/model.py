@@ -34,6 +34,7 @@ from redisson_py.config.sections import (
     BaseConfig,
     ClusterServersConfig,
     MasterSlaveServersConfig,
+    ReplicatedServersConfig,
     SentinelServersConfig,
     ServerConfig,
     SingleServerConfig,
@@ -45,13 +46,14 @@ from redisson_py.errors import ConfigError
 if TYPE_CHECKING:
     from redisson_py.config.addresses import Address
 
-Mode = Literal["single", "master_slave", "sentinel", "cluster"]
+Mode = Literal["single", "master_slave", "sentinel", "cluster", "replicated"]
 
 _MODES: dict[str, Mode] = {
     "single_server_config": "single",
     "master_slave_servers_config": "master_slave",
     "sentinel_servers_config": "sentinel",
     "cluster_servers_config": "cluster",
+    "replicated_servers_config": "replicated",
 }
 
 # Top-level settings that apply to the section when the section leaves them unset.
@@ -99,7 +101,6 @@ class Config(Settings):
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = _TOP_IGNORED
     REJECTED_KEYS: ClassVar[dict[str, str]] = {
-        "replicatedServersConfig": "replicated mode",
         "proxyServersConfig": "proxy mode",
         "multiClusterServersConfig": "multi-cluster mode",
         "multiSentinelServersConfig": "multi-sentinel mode",
@@ -114,6 +115,9 @@ class Config(Settings):
     )
     cluster_servers_config: ClusterServersConfig | None = setting(
         SectionKind(ClusterServersConfig), None
+    )
+    replicated_servers_config: ReplicatedServersConfig | None = setting(
+        SectionKind(ReplicatedServersConfig), None
     )
 
     lock_watchdog_timeout: float = setting(Millis(positive=True, minimum=0.1), 30.0)
@@ -173,7 +177,7 @@ class Config(Settings):
 
     @property
     def mode(self) -> Mode:
-        """``"single"``, ``"master_slave"``, ``"sentinel"`` or ``"cluster"``.
+        """``"single"``, ``"master_slave"``, ``"sentinel"``, ``"cluster"`` or ``"replicated"``.
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] when no section or more
         than one is set.
@@ -200,7 +204,8 @@ class Config(Settings):
             SingleServerConfig
             | MasterSlaveServersConfig
             | SentinelServersConfig
-            | ClusterServersConfig,
+            | ClusterServersConfig
+            | ReplicatedServersConfig,
         ):
             raise ConfigError(
                 f"{sections[0][0]}: expected a server section object, got {type(section).__name__}"
@@ -214,7 +219,8 @@ class Config(Settings):
             raise origin.error(
                 (),
                 "no server section: set exactly one of singleServerConfig, "
-                "masterSlaveServersConfig, sentinelServersConfig, clusterServersConfig",
+                "masterSlaveServersConfig, sentinelServersConfig, clusterServersConfig, "
+                "replicatedServersConfig",
             )
         raise origin.error(
             (keys[1],),
@@ -332,6 +338,19 @@ class Config(Settings):
             fields["node_addresses"] = list(node_addresses)
         section: ClusterServersConfig = self._use(
             "cluster_servers_config", ClusterServersConfig, fields
+        )
+        return section
+
+    def use_replicated_servers(
+        self, node_addresses: list[str] | None = None, **fields: Any
+    ) -> ReplicatedServersConfig:
+        """Select replicated mode (every node listed, the master found by its ``ROLE``;
+        managed Redis without cluster mode) and return its section. Same rules as
+        [`use_single_server`][redisson_py.config.Config.use_single_server]."""
+        if node_addresses is not None:
+            fields["node_addresses"] = list(node_addresses)
+        section: ReplicatedServersConfig = self._use(
+            "replicated_servers_config", ReplicatedServersConfig, fields
         )
         return section
 

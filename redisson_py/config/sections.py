@@ -278,8 +278,35 @@ class ClusterServersConfig(BaseMasterSlaveServersConfig):
         ]
 
 
+@dataclass(kw_only=True, eq=True, repr=False)
+class ReplicatedServersConfig(BaseMasterSlaveServersConfig):
+    """A replication group with no sentinel (``replicatedServersConfig``): every node is
+    listed, and the master is the node whose ``ROLE`` says master, polled every
+    ``scan_interval``. What managed services without cluster mode offer (AWS ElastiCache,
+    Azure Cache for Redis, GCP Memorystore): see the "Managed Redis" docs page."""
+
+    node_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
+    """Every node of the group, master and replicas, as URLs; at least one."""
+    scan_interval: float = setting(Millis(positive=True), 1.0)
+    """Seconds between polls of every node's ``ROLE``: a failover is followed within one
+    scan interval plus one ``timeout``."""
+    monitor_ip_changes: bool = setting(Bool(), False, key="monitorIPChanges")
+    """Redisson: re-resolve the nodes' host names at each scan. No effect in redisson-py
+    yet."""
+
+    def seed_addresses(self) -> list[Address]:
+        return [
+            parse_address(text, key_path=f"replicatedServersConfig.nodeAddresses[{i}]")
+            for i, text in enumerate(self.node_addresses)
+        ]
+
+
 ServerConfig = (
-    SingleServerConfig | MasterSlaveServersConfig | SentinelServersConfig | ClusterServersConfig
+    SingleServerConfig
+    | MasterSlaveServersConfig
+    | SentinelServersConfig
+    | ClusterServersConfig
+    | ReplicatedServersConfig
 )
 """Any one topology section."""
 
@@ -288,6 +315,7 @@ SECTION_KEYS: dict[type[BaseConfig], str] = {
     MasterSlaveServersConfig: "masterSlaveServersConfig",
     SentinelServersConfig: "sentinelServersConfig",
     ClusterServersConfig: "clusterServersConfig",
+    ReplicatedServersConfig: "replicatedServersConfig",
 }
 """Each section class and its YAML key."""
 

@@ -9,8 +9,8 @@ Fixtures:
 
 ``redis_backend`` (session)
     the backend in use, ``"container"`` or ``"process"``.
-``single_topology``, ``master_replica_topology``, ``sentinel_topology``,
-``cluster_topology``, ``redlock_topology`` (session)
+``single_topology``, ``master_replica_topology``, ``replicated_topology``,
+``sentinel_topology``, ``cluster_topology``, ``redlock_topology`` (session)
     one shared topology of each kind, started on first use and stopped at the end of the
     session. They are *shared*: killing, pausing, restarting a node or failing over
     raises ``TopologyError``, and a topology found broken anyway (a node gone) is replaced
@@ -48,6 +48,7 @@ __all__ = [
     "partitions_supported",
     "redis_backend",
     "redlock_topology",
+    "replicated_topology",
     "sentinel_topology",
     "single_topology",
     "topology_factory",
@@ -192,6 +193,13 @@ def single_topology(_redisson_py_shared: _SharedTopologies) -> Topology:
 def master_replica_topology(_redisson_py_shared: _SharedTopologies) -> Topology:
     """The session's shared ``master-replica`` topology (a master, two replicas)."""
     return _redisson_py_shared.get("master-replica")
+
+
+@pytest.fixture
+def replicated_topology(_redisson_py_shared: _SharedTopologies) -> Topology:
+    """The session's shared ``replicated`` topology (a master, two replicas, no sentinel;
+    its client config is ``replicatedServersConfig``)."""
+    return _redisson_py_shared.get("replicated")
 
 
 @pytest.fixture

@@ -95,9 +95,9 @@ CASES = [
         "expected a mapping of settings",
     ),
     _case(
-        "replicated mode",
-        "password: PW\nreplicatedServersConfig:\n  nodeAddresses: [redis://127.0.0.1:7000]\n",
-        "replicatedServersConfig",
+        "proxy mode",
+        "password: PW\nproxyServersConfig:\n  addresses: [redis://127.0.0.1:7000]\n",
+        "proxyServersConfig",
         2,
         "not supported",
     ),

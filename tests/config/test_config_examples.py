@@ -23,6 +23,7 @@ EXPECTED_MODES = {
     "master-slave.yaml": "master_slave",
     "sentinel.yaml": "sentinel",
     "cluster.yaml": "cluster",
+    "replicated.yaml": "replicated",
     "redlock/node1.yaml": "single",
     "redlock/node2.yaml": "single",
     "redlock/node3.yaml": "single",

@@ -18,6 +18,7 @@ from redisson_py.config import (
     HostNatMapper,
     HostPortNatMapper,
     MasterSlaveServersConfig,
+    ReplicatedServersConfig,
     Secret,
     SentinelServersConfig,
     SingleServerConfig,
@@ -109,6 +110,7 @@ _SECTIONS = [
     MasterSlaveServersConfig,
     SentinelServersConfig,
     ClusterServersConfig,
+    ReplicatedServersConfig,
 ]
 
 
@@ -135,6 +137,7 @@ def configs(draw: st.DrawFn) -> Config:
             MasterSlaveServersConfig: "master_slave_servers_config",
             SentinelServersConfig: "sentinel_servers_config",
             ClusterServersConfig: "cluster_servers_config",
+            ReplicatedServersConfig: "replicated_servers_config",
         }[cls],
         section,
     )

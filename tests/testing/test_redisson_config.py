@@ -46,3 +46,13 @@ def test_several_configs_are_several_documents() -> None:
         "redis://127.0.0.1:2",
         "redis://127.0.0.1:3",
     ]
+
+
+def test_replicated_lists_every_node_and_scans_every_second() -> None:
+    config = rc.replicated_config(["redis://127.0.0.1:1", "redis://127.0.0.1:2"])
+    assert config == {
+        "replicatedServersConfig": {
+            "nodeAddresses": ["redis://127.0.0.1:1", "redis://127.0.0.1:2"],
+            "scanInterval": 1000,
+        }
+    }

@@ -23,8 +23,15 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_five_topologies_ship() -> None:
-    assert known_topologies() == ["cluster", "master-replica", "redlock", "sentinel", "single"]
+def test_the_six_topologies_ship() -> None:
+    assert known_topologies() == [
+        "cluster",
+        "master-replica",
+        "redlock",
+        "replicated",
+        "sentinel",
+        "single",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -32,6 +39,7 @@ def test_the_five_topologies_ship() -> None:
     [
         ("single", "standalone", 1, 0, 0),
         ("master-replica", "replication", 1, 2, 0),
+        ("replicated", "replication", 1, 2, 0),
         ("sentinel", "sentinel", 1, 2, 3),
         ("cluster", "cluster", 3, 1, 0),
         ("redlock", "standalone", 5, 0, 0),
@@ -69,7 +77,7 @@ def test_unknown_topology_lists_the_known_ones() -> None:
     message = str(caught.value)
     assert "unknown topology 'clustr'" in message
     assert "did you mean 'cluster'" in message
-    assert "cluster, master-replica, redlock, sentinel, single" in message
+    assert "cluster, master-replica, redlock, replicated, sentinel, single" in message
     assert isinstance(caught.value, TopologyError)
 
 
@@ -185,3 +193,19 @@ def test_topologies_dir_can_be_redirected(tmp_path: Path, monkeypatch: pytest.Mo
     assert known_topologies() == []
     with pytest.raises(SpecError, match="no specs found in"):
         load_spec("single")
+
+
+def test_the_client_config_is_chosen_where_the_layout_offers_a_choice() -> None:
+    assert load_spec("master-replica").client == "master_slave"
+    assert load_spec("replicated").client == "replicated"
+    assert load_spec("sentinel").client == ""
+
+
+def test_a_client_config_the_layout_has_not_is_refused(tmp_path: Path) -> None:
+    base = "layout: {layout}\nmasters: 1\nreplicas_per_master: 1\nclient: {client}\n"
+    write_spec(tmp_path, "odd", "name: odd\n" + base.format(layout="replication", client="cluster"))
+    with pytest.raises(SpecError, match=r"field 'client' .* is 'cluster'; it must be one of"):
+        load_spec("odd", directory=tmp_path)
+    write_spec(tmp_path, "odder", "name: odder\n" + base.format(layout="cluster", client="x"))
+    with pytest.raises(SpecError, match="has only one client config"):
+        load_spec("odder", directory=tmp_path)

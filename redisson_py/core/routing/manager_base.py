@@ -38,6 +38,12 @@ ConnectionKey = tuple[Address, float | None, bool]
 """(node, reply timeout or None for the default, sentinel?)."""
 
 
+def _no_master(view: TopologyView, name: str) -> str:
+    """Why a call on ``name`` cannot be routed in ``view``."""
+    said = f"no master serves the slot of {name!r} right now"
+    return f"{said}: {view.unavailable}" if view.unavailable else said
+
+
 class ManagerBase:
     """Routing state of one client's connection manager."""
 
@@ -93,7 +99,7 @@ class ManagerBase:
         master = self.view.master_for(route)
         if master is None:
             self.suspect(None)
-            raise TopologyChanged(f"no master serves the slot of {route!r} right now")
+            raise TopologyChanged(_no_master(self.view, route))
         return master
 
     def plan(self, effect: Call | Direct) -> Planned:
@@ -122,7 +128,7 @@ class ManagerBase:
         master = view.master_for(name)
         if master is None:
             self.suspect(None)
-            raise TopologyChanged(f"no master serves the slot of {name!r} right now")
+            raise TopologyChanged(_no_master(view, name))
         required = view.replicas_to_wait_for(master)
         # Replicas the view flags down are not waited for, but a flag can lag: a replica
         # back from a restart may be attached already, and promoted by a failover before

@@ -9,6 +9,9 @@ managers share it and differ only in how they perform I/O:
   pinged to know how many are healthy;
 - sentinel: the sentinels name the master and its healthy replicas; refreshed every
   scan interval and at once on ``+switch-master``;
+- replicated: every node is asked its ``ROLE`` every scan interval; the one master owns
+  every slot, the others are its replicas (two masters at once: none, see
+  `redisson_py.core.routing.replicated`);
 - cluster: ``CLUSTER NODES`` gives the slot map and each shard's healthy replicas;
   refreshed every scan interval and after a MOVED.
 
@@ -42,6 +45,7 @@ from redisson_py.config.sections import (
     BaseMasterSlaveServersConfig,
     ClusterServersConfig,
     MasterSlaveServersConfig,
+    ReplicatedServersConfig,
     SentinelServersConfig,
     SingleServerConfig,
 )
@@ -55,6 +59,7 @@ from redisson_py.core.routing.discovery import (
     probe,
     read_master_counts,
 )
+from redisson_py.core.routing.replicated import discover_replicated
 from redisson_py.core.routing.topology import NatMap, TopologyView
 from redisson_py.errors import AuthError, ConfigError, ConnectError
 
@@ -434,6 +439,42 @@ class ClusterMode(_ScanningMode):
         return discovery.view
 
 
+class ReplicatedMode(Mode):
+    kind = "replicated"
+
+    def __init__(self, section: ReplicatedServersConfig, config: Config):
+        super().__init__(section, config)
+        self.section: ReplicatedServersConfig = section
+        self.nodes = [parse_address(a) for a in section.node_addresses]
+
+    @property
+    def scan_interval(self) -> float | None:
+        return self.section.scan_interval
+
+    def seeds(self) -> list[Address]:
+        return list(self.nodes)
+
+    def startup(self, target: Target) -> ViewFlow:
+        """The view, once exactly one node says it is master; raises
+        [`ConnectError`][redisson_py.errors.ConnectError] naming every node and its
+        role or error otherwise (or [`AuthError`][redisson_py.errors.AuthError])."""
+        discovery, roles = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        if not roles:
+            what = "any node of nodeAddresses"
+            _raise_unreachable(what, discovery, self.nodes, self.section.username)
+        view = discovery.view
+        assert view is not None
+        if not view.masters:
+            reasons = {str(a): f"role {r.role}" for a, r in roles.items()}
+            reasons.update(discovery.reasons())
+            raise ConnectError(f"replicatedServersConfig: {view.unavailable}", reasons)
+        return (yield from self.checked(target, view))
+
+    def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
+        discovery, _ = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        return discovery.view
+
+
 def mode_for(config: Config) -> Mode:
     """The mode of ``config``'s topology section (the config must be valid), with the
     top-level credentials and TLS settings applied to it."""
@@ -447,4 +488,6 @@ def mode_for(config: Config) -> Mode:
             return ClusterMode(section, config)
         case MasterSlaveServersConfig():
             return MasterSlaveMode(section, config)
+        case ReplicatedServersConfig():
+            return ReplicatedMode(section, config)
     raise TypeError(f"unsupported server config {type(section).__name__}")

@@ -49,6 +49,9 @@ class TopologyView:
     slot_masters: tuple[Address | None, ...]
     replicas: Mapping[Address, tuple[Address, ...]] = field(default_factory=dict)
     healthy_replicas: Mapping[Address, int] = field(default_factory=dict)
+    unavailable: str = ""
+    """Why no master serves the view's slots, when none does on purpose (replicated
+    mode while two nodes claim master): said in the error of a call routed meanwhile."""
 
     @classmethod
     def single_master(

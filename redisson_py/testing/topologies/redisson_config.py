@@ -16,6 +16,7 @@ __all__ = [
     "cluster_config",
     "dump_yaml",
     "master_slave_config",
+    "replicated_config",
     "sentinel_config",
     "single_config",
 ]
@@ -30,6 +31,12 @@ def single_config(address: str) -> dict[str, Any]:
 
 def master_slave_config(master: str, slaves: Sequence[str]) -> dict[str, Any]:
     return {"masterSlaveServersConfig": {"masterAddress": master, "slaveAddresses": list(slaves)}}
+
+
+def replicated_config(nodes: Sequence[str]) -> dict[str, Any]:
+    return {
+        "replicatedServersConfig": {"nodeAddresses": list(nodes), "scanInterval": SCAN_INTERVAL_MS}
+    }
 
 
 def sentinel_config(sentinels: Sequence[str], master_name: str) -> dict[str, Any]:

@@ -11,7 +11,10 @@ Layouts:
     ``masters`` independent servers that know nothing of each other (``single`` has
     one, ``redlock`` five).
 ``replication``
-    one master and ``replicas_per_master`` replicas, no automatic failover.
+    one master and ``replicas_per_master`` replicas, no automatic failover. Its client
+    config is ``masterSlaveServersConfig`` (the master named), or with ``client:
+    replicated`` Redisson's ``replicatedServersConfig`` (every node listed, the master
+    found by its role: what managed Redis services offer).
 ``sentinel``
     one master, its replicas, and ``sentinels`` Sentinel processes watching it.
 ``cluster``
@@ -87,7 +90,11 @@ _TOP_LEVEL_FIELDS = (
     "redis_conf",
     "sentinel_conf",
     "security",
+    "client",
 )
+CLIENTS = {"replication": ("master_slave", "replicated")}
+"""The client configs a layout may ask for with ``client`` (the first is the default);
+the other layouts have one each."""
 # Fields that may be changed when a topology is started (see ``load_spec``).
 OVERRIDABLE_FIELDS = (
     "masters",
@@ -161,6 +168,9 @@ class TopologySpec:
     sentinel_conf: Mapping[str, str] = field(default_factory=dict)
     security: Security = field(default_factory=Security)
     """Password, ACL user, TLS (see `redisson_py.testing.topologies.security`)."""
+    client: str = ""
+    """Which Redisson section the client config uses, when the layout offers a choice
+    (`CLIENTS`); "" for the layout's only one."""
     source: str = "<memory>"
 
     @property
@@ -331,6 +341,17 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<memory>") -> Topology
         problems.append(f"field 'sentinel_conf' {where} is only allowed with layout 'sentinel'.")
 
     security = _security(data, where, problems)
+    client = _string(data, "client", where, problems, required=False) or ""
+    choices = CLIENTS.get(layout or "", ())
+    if client and client not in choices:
+        allowed = (
+            f"it must be one of: {', '.join(choices)}"
+            if choices
+            else f"layout {layout!r} has only one client config; leave it out"
+        )
+        problems.append(f"field 'client' {where} is {client!r}; {allowed}.")
+    elif not client and choices:
+        client = choices[0]
 
     if layout is not None and masters is not None and counts_known:
         _check_layout(
@@ -357,6 +378,7 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<memory>") -> Topology
         redis_conf=redis_conf,
         sentinel_conf=sentinel_conf,
         security=security,
+        client=client,
         source=source,
     )
 

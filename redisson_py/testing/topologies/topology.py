@@ -576,6 +576,8 @@ class Topology:
     def _open_configs(self) -> list[dict[str, Any]]:
         if self.layout == "standalone":
             return [rc.single_config(n.address) for n in self.data_nodes]
+        if self.layout == "replication" and self.spec.client == "replicated":
+            return [rc.replicated_config([n.address for n in self.data_nodes])]
         if self.layout == "replication":
             master = self._master_or_first()
             return [

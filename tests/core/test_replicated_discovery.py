@@ -1,0 +1,112 @@
+"""Replicated mode's discovery (`redisson_py.core.routing.replicated`), stepped with
+made-up ``ROLE`` replies: the one master found, the replicas counted for WAIT, and no
+master while two nodes claim it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from redisson_py.config import Config, parse_address
+from redisson_py.core.effects import Gather
+from redisson_py.core.routing.manager_base import ManagerBase
+from redisson_py.core.routing.replicated import discover_replicated, parse_role
+from redisson_py.core.routing.wire import TopologyChanged
+
+A, B, C = (parse_address(f"redis://127.0.0.1:{port}") for port in (7000, 7001, 7002))
+
+
+def _master(offset: int, *replicas: int) -> list[Any]:
+    return [b"master", offset, [[b"127.0.0.1", str(p).encode(), b"0"] for p in replicas]]
+
+
+def _replica(of: int, offset: int = 0) -> list[Any]:
+    return [b"slave", b"127.0.0.1", of, b"connected", offset]
+
+
+def _discover(*answers: Any) -> Any:
+    flow = discover_replicated(None, [A, B, C], 1.0)
+    effect = next(flow)
+    assert isinstance(effect, Gather)
+    assert [call.commands for call in effect.calls] == [(("ROLE",),)] * 3
+    try:
+        flow.send(
+            [answer if isinstance(answer, BaseException) else (answer,) for answer in answers]
+        )
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the discovery asked for more than one round")
+
+
+def test_role_replies_are_read() -> None:
+    assert parse_role(_master(12, 7001, 7002)).attached == 2
+    replica = parse_role(_replica(7000, 10))
+    assert (replica.role, replica.following, replica.link, replica.offset) == (
+        "slave",
+        "127.0.0.1:7000",
+        "connected",
+        10,
+    )
+    assert parse_role([b"sentinel", [b"mymaster"]]).role == "sentinel"
+    with pytest.raises(ValueError, match="not a ROLE reply"):
+        parse_role(b"OK")
+
+
+def test_the_master_is_whichever_says_so_and_the_others_are_its_replicas() -> None:
+    discovery, roles = _discover(_replica(7001), _master(5, 7000, 7002), _replica(7001))
+    view = discovery.view
+    assert view.masters == (B,)
+    assert view.master_for("any") == B
+    assert view.replicas[B] == (A, C)
+    assert view.replicas_to_wait_for(B) == 2
+    assert roles[B].role == "master"
+
+
+def test_a_replica_that_does_not_answer_is_named_but_not_waited_for() -> None:
+    down = RedisConnectionError("Connection refused")
+    discovery, _ = _discover(_master(5, 7001), _replica(7000), down)
+    view = discovery.view
+    assert view.replicas[A] == (B, C)  # named: a grant asks the master (ROLE) first
+    assert view.replicas_to_wait_for(A) == 1
+    assert discovery.errors == {C: down}
+
+
+def test_the_masters_own_list_raises_the_count() -> None:
+    # Only one replica answers us, but the master lists two attached: wait for two.
+    down = RedisConnectionError("Connection refused")
+    discovery, _ = _discover(_master(5, 7001, 7002), _replica(7000), down)
+    assert discovery.view.replicas_to_wait_for(A) == 2
+
+
+def test_two_masters_at_once_route_nothing_and_say_why() -> None:
+    discovery, _ = _discover(_master(5, 7002), _master(6), _replica(7000))
+    view = discovery.view
+    assert view.masters == ()
+    assert view.master_for("any") is None
+    assert "2 nodes claim master" in view.unavailable
+    assert str(A) in view.unavailable and str(B) in view.unavailable
+    # A call routed meanwhile fails naming both, before anything is sent.
+    config = Config()
+    config.use_replicated_servers([str(A), str(B), str(C)])
+    manager = ManagerBase(config)
+    manager.view = view
+    with pytest.raises(TopologyChanged, match="claim master") as raised:
+        manager.master_address("lock")
+    assert str(A) in str(raised.value) and str(B) in str(raised.value)
+
+
+def test_no_master_among_those_that_answered_routes_nothing() -> None:
+    down = RedisConnectionError("Connection refused")
+    discovery, _ = _discover(_replica(7001), down, _replica(7001))
+    assert discovery.view.masters == ()
+    assert "no node of nodeAddresses is master" in discovery.view.unavailable
+
+
+def test_no_answer_keeps_the_last_view() -> None:
+    down = RedisConnectionError("Connection refused")
+    discovery, roles = _discover(down, down, down)
+    assert discovery.view is None
+    assert roles == {}
+    assert set(discovery.errors) == {A, B, C}
