@@ -272,3 +272,23 @@ async def test_a_live_owner_keeps_its_hold_renewed(
         release.set()
         await task
         assert not await lock.is_locked()
+
+
+async def test_a_fenced_resource_writes_for_the_caller(
+    single_topology: Topology, topology_config: Any, lock_name: str
+) -> None:
+    """A bare token written twice through ``wait_for`` (a task of its own on 3.11) is
+    the caller's both times: the fenced resource accepts the second write, as it does
+    for two plain awaits (a token equal to the highest is its first writer's only)."""
+    config = topology_config(single_topology, lock_watchdog_timeout=WATCHDOG)
+    async with await Redisson.create(config) as client:
+        lock = client.get_fenced_lock(lock_name)
+        resource = client.get_fenced_resource(f"{lock_name}:resource")
+        token = await in_own_task(lock.lock_and_get_token())
+        await in_own_task(resource.set("first", token))
+        await asyncio.wait_for(resource.set("second", token), 10)
+        await in_own_task(resource.set("third", token))
+        assert await resource.get() == b"third"
+        await in_own_task(resource.delete(token))
+        await in_own_task(lock.unlock())
+        assert not await lock.is_locked()

@@ -62,6 +62,7 @@ class FencedResource:
         ref = self._ref()
         return guarded(ref, flow(ref, *args))
 
+    @primitives.binds_owner  # async only
     async def set(self, value: Value, token: int | Fence) -> None:
         """Make ``value`` the resource's value (a string key) if ``token`` is accepted.
 
@@ -74,6 +75,7 @@ class FencedResource:
         checked = fencing.check_value(self.name, value)
         await run(self._flow(fencing.write, token, SET, (checked,)))
 
+    @primitives.binds_owner  # async only
     async def hset(self, mapping: Mapping[Value, Value], token: int | Fence) -> None:
         """Set the fields of ``mapping`` in the resource (a hash) if ``token`` is
         accepted; other fields stay. Refusals and errors as
@@ -81,6 +83,7 @@ class FencedResource:
         pairs = fencing.hset_arguments(self.name, mapping)
         await run(self._flow(fencing.write, token, HSET, pairs))
 
+    @primitives.binds_owner  # async only
     async def delete(self, token: int | Fence) -> None:
         """Delete the resource's value if ``token`` is accepted; the token still counts
         as accepted (the record stays). Refusals and errors as
