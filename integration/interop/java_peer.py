@@ -132,6 +132,7 @@ class JavaPeer:
                 "java",
                 "-Xss512k",
                 "-XX:+UseSerialGC",
+                "-Xmx256m",
                 "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp",

@@ -17,6 +17,8 @@ from java_peer import timed_wait, wait_until_blocked
 
 from redisson_py.testing.owners import Flavor
 
+# Our waiters re-check every 3 s without a message (RECHECK), started 0.4 s before the
+# release: a wake-up by polling would come 2.6 s after it at the soonest.
 WOKEN_WITHIN = 2.0
 
 
