@@ -6,9 +6,10 @@
 
 Every key comes from the settings' dataclass fields (``redisson_py.config.schema.specs``):
 its YAML name (Redisson's own key), what value it takes (the kind's own hint), its
-default in YAML form, and the first sentence of the attribute's docstring. The keys
-accepted but ignored, the legacy spellings and the refused ones come from the sections'
-class attributes.
+default in YAML form, and the first sentence of the attribute's docstring; a setting in
+its class's ``NO_EFFECT`` is described by that instead (it is read by nothing here). The
+keys accepted but ignored, the keys Redisson removed, the legacy spellings and the
+refused ones come from the sections' class attributes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ SECTIONS: list[tuple[str, type[Any]]] = [
     ("masterSlaveServersConfig", sections.MasterSlaveServersConfig),
     ("sentinelServersConfig", sections.SentinelServersConfig),
     ("clusterServersConfig", sections.ClusterServersConfig),
+    ("replicatedServersConfig", sections.ReplicatedServersConfig),
 ]
 
 INTRO = """# YAML reference
@@ -49,6 +51,16 @@ and **seconds in Python** (`config.server_config.timeout == 3.0` for `timeout: 3
 Exactly one of the four server sections is given. `${VAR}` in any value is replaced by
 the environment variable `VAR` (a secret's value is then never shown: errors name the
 variable). Unknown keys are refused with the line they are on and the nearest known key.
+
+Keys Redisson reads and redisson-py does not are accepted with a warning (one
+`ConfigWarning` per file from `Config.from_yaml`; one line each from
+`redisson-py config check`), naming the key, its line and why: Java-only keys, keys
+Redisson removed (with the Redisson version that removed them; Redisson 4.x ignores
+them too), and the settings marked **No effect in redisson-py** below when the file sets
+them to anything but their default. `nameMapper` is refused (other than Redisson's
+identity mapper): redisson-py cannot run a Java name mapper, so a Java and a Python
+service would lock different keys. `sslKeystore`/`sslTruststore` are PEM files: one named
+`.p12`, `.pfx` or `.jks` is refused when the config uses `rediss://`.
 
 A Python attribute is the key in snake_case (`lockWatchdogTimeout` ->
 `lock_watchdog_timeout`), except where the table says otherwise.
@@ -142,14 +154,27 @@ def render() -> str:
         lines.append("| key | value | default | what it does |")
         lines.append("| --- | --- | --- | --- |")
         for spec in specs(cls):
+            no_effect = getattr(cls, "NO_EFFECT", {}).get(spec.attr)
             if isinstance(spec.kind, SectionKind):
                 doc = f"the `{spec.key}` section below"
+            elif no_effect:
+                doc = (
+                    "**No effect in redisson-py** (a warning when set to another value "
+                    f"than the default): {_markdown(no_effect)}."
+                )
             else:
                 doc = _doc_for(cls, spec.attr, docs)
             python = "" if spec.attr == _snake(spec.key) else f" (Python `{spec.attr}`)"
             lines.append(f"| `{spec.key}`{python} | {_value(spec)} | {_default(spec)} | {doc} |")
         extras = [
             ("Accepted and ignored (Java-only)", sorted(getattr(cls, "IGNORED_KEYS", ()))),
+            (
+                "Removed from Redisson, accepted and ignored (with a warning)",
+                [
+                    f"{key} (Redisson {version})"
+                    for key, (version, _) in sorted(getattr(cls, "REMOVED_KEYS", {}).items())
+                ],
+            ),
             ("Legacy keys, read and translated", sorted(getattr(cls, "LEGACY_KEYS", ()))),
             (
                 "Older spellings of a key",

@@ -7,9 +7,16 @@ Offline, the file is parsed and validated
 topology; the mode, the masters and each master's replicas are reported and the client
 is shut down. Exit status: 0 valid (and reached), 1 could not connect, 2 invalid.
 
-``--json`` prints one object: ``{"file", "valid", "error"}`` plus, with ``--connect``,
-``"connected"`` and ``"topology": {"mode", "masters": [{"address", "replicas": [...]}]}``.
-Addresses never carry credentials.
+What the file sets that has no effect here (Java-only keys, keys Redisson removed,
+settings redisson-py does not use, likely unit slips) is printed as one sentence each on
+stderr, ``FILE, line N: key: what and why``, after the verdict; they do not make the file
+invalid. They are collected, not emitted as Python warnings, so no warnings filter
+(``PYTHONWARNINGS=error`` included) turns them into a traceback.
+
+``--json`` prints one object: ``{"file", "valid", "error", "warnings"}`` plus, with
+``--connect``, ``"connected"`` and ``"topology": {"mode", "masters": [{"address",
+"replicas": [...]}]}``. ``"warnings"`` is a list of ``{"file", "line", "key", "message",
+"category"}``. Addresses never carry credentials.
 """
 
 from __future__ import annotations
@@ -17,10 +24,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Any
 
 from redisson_py.cli.common import add_common_options, emit_json
-from redisson_py.config import Config, redact_address
+from redisson_py.config import Config, ConfigNotice, redact_address
 from redisson_py.errors import ConfigError, RedissonError
 from redisson_py.sync.client import Redisson
 
@@ -75,23 +83,41 @@ def topology_report(client: Any) -> dict[str, Any]:
 
 def run_check(args: argparse.Namespace) -> int:
     """Check the config; see the module docstring for output and exit status."""
-    document: dict[str, Any] = {"file": args.file, "valid": False, "error": None}
+    notices: list[ConfigNotice] = []
+    document: dict[str, Any] = {"file": args.file, "valid": False, "error": None, "warnings": []}
+    # Any Python warning raised on the way (a dependency's, say) is recorded and printed
+    # like a notice, never raised, whatever the warnings filter says.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        return _check(args, document, notices, caught)
+
+
+def _check(
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    notices: list[ConfigNotice],
+    caught: list[warnings.WarningMessage],
+) -> int:
     try:
-        config = Config.from_yaml(args.file) if _is_file(args.file) else _missing(args.file)
+        if _is_file(args.file):
+            config = Config.from_yaml(args.file, notices=notices)
+        else:
+            config = _missing(args.file)
     except ConfigError as exc:
         document["error"] = str(exc)
-        _finish(args, document, f"{args.file}: invalid: {exc}", error=True)
+        _finish(args, document, f"{args.file}: invalid: {exc}", notices, caught, error=True)
         return EXIT_INVALID
     document["valid"] = True
     if not args.connect:
-        _finish(args, document, f"{args.file}: valid")
+        _finish(args, document, f"{args.file}: valid", notices, caught)
         return 0
     document["connected"] = False
     try:
         client = Redisson.create(config)
     except RedissonError as exc:
         document["error"] = str(exc)
-        _finish(args, document, f"{args.file}: valid, but could not connect: {exc}", error=True)
+        message = f"{args.file}: valid, but could not connect: {exc}"
+        _finish(args, document, message, notices, caught, error=True)
         return EXIT_UNREACHABLE
     try:
         report = topology_report(client)
@@ -103,7 +129,7 @@ def run_check(args: argparse.Namespace) -> int:
     for master in report["masters"]:
         replicas = ", ".join(master["replicas"]) or "none"
         lines.append(f"master {master['address']}: replicas: {replicas}")
-    _finish(args, document, "\n".join(lines))
+    _finish(args, document, "\n".join(lines), notices, caught)
     return 0
 
 
@@ -115,10 +141,32 @@ def _missing(path: str) -> Config:
     raise ConfigError(f"config file {path!r} does not exist or is not a file")
 
 
+def _other_warning(caught: warnings.WarningMessage) -> dict[str, Any]:
+    """A Python warning met while checking, in the shape of a notice's ``as_dict``."""
+    return {
+        "file": None,
+        "line": None,
+        "key": None,
+        "message": str(caught.message),
+        "category": caught.category.__name__,
+    }
+
+
 def _finish(
-    args: argparse.Namespace, document: dict[str, Any], message: str, *, error: bool = False
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    message: str,
+    notices: list[ConfigNotice],
+    caught: list[warnings.WarningMessage],
+    *,
+    error: bool = False,
 ) -> None:
+    document["warnings"] = [n.as_dict() for n in notices] + [_other_warning(c) for c in caught]
     if args.json:
         emit_json(document)
-    else:
-        print(message, file=sys.stderr if error else sys.stdout, flush=True)
+        return
+    print(message, file=sys.stderr if error else sys.stdout, flush=True)
+    for notice in notices:
+        print(f"warning: {notice}", file=sys.stderr, flush=True)
+    for other in caught:
+        print(f"warning: {other.category.__name__}: {other.message}", file=sys.stderr, flush=True)

@@ -19,7 +19,7 @@ from redisson_py.config.delays import (
     EqualJitterDelay,
     FullJitterDelay,
 )
-from redisson_py.config.diagnostics import ConfigUnitWarning, ConfigWarning
+from redisson_py.config.diagnostics import ConfigNotice, ConfigUnitWarning, ConfigWarning
 from redisson_py.config.durations import format_duration, parse_duration
 from redisson_py.config.enums import (
     LockSyncMode,
@@ -59,6 +59,7 @@ __all__ = [
     "ClusterServersConfig",
     "Config",
     "ConfigError",
+    "ConfigNotice",
     "ConfigUnitWarning",
     "ConfigWarning",
     "ConstantDelay",

@@ -1,8 +1,11 @@
 """From Redisson's YAML shape (a mapping with camelCase keys) to config objects.
 
 Every key is one of: a setting (decoded by its kind), an old Redisson spelling (translated),
-a Redisson setting that means nothing here (ignored; one warning lists them all), a mode
-redisson-py does not support (refused), or unknown (refused, with a suggestion).
+a Redisson setting that means nothing here (ignored), a key Redisson removed (ignored,
+as Redisson 4.x does, naming the version), a mode redisson-py does not support or a
+``nameMapper`` (refused), or unknown (refused, with a suggestion). Ignored keys, settings
+without effect here and likely unit slips become `ConfigNotice`s: one warning lists them,
+or the caller collects them (``config check``).
 """
 
 from __future__ import annotations
@@ -11,11 +14,21 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from redisson_py.config.delays import ConstantDelay
-from redisson_py.config.diagnostics import Invalid, KeyPath, Origin, suggest
+from redisson_py.config.diagnostics import (
+    ConfigNotice,
+    Invalid,
+    KeyPath,
+    Origin,
+    suggest,
+    unit_notices,
+    warn_notices,
+)
 from redisson_py.config.enums import SslVerificationMode
 from redisson_py.config.kinds import Bool, Kind, Millis, SectionKind, camel
 from redisson_py.config.kinds.tagged import host_port_map
 from redisson_py.config.schema import Settings, by_key, loading, specs
+from redisson_py.config.sections import ignored_why
+from redisson_py.config.tagged import TaggedValue
 
 S = TypeVar("S", bound=Settings)
 
@@ -23,12 +36,27 @@ _SECTION_LIST = (
     "singleServerConfig, masterSlaveServersConfig, sentinelServersConfig, clusterServersConfig"
     " or replicatedServersConfig"
 )
+_IDENTITY_MAPPER = "org.redisson.api.DefaultNameMapper"
+"""Redisson's default name mapper (the identity), as its own YAML dumps may write it."""
+_KEYSTORE_SUFFIXES = (".p12", ".pfx", ".pkcs12", ".jks", ".jceks", ".keystore", ".truststore")
+"""File names of Java/PKCS#12 key stores, which Python's ssl module cannot read."""
+_KEYSTORE_KEYS = ("ssl_keystore", "ssl_truststore")
 
 
-def decode_config(cls: type[S], data: object, origin: Origin, *, stacklevel: int) -> S:
-    """Decode ``data`` into a ``cls`` (the top-level Config class), warn once about ignored
-    settings, then validate. Raises [`ConfigError`][redisson_py.errors.ConfigError]
-    located through ``origin``."""
+def decode_config(
+    cls: type[S],
+    data: object,
+    origin: Origin,
+    *,
+    stacklevel: int,
+    notices: list[ConfigNotice] | None = None,
+) -> S:
+    """Decode ``data`` into a ``cls`` (the top-level Config class) and validate it. Raises
+    [`ConfigError`][redisson_py.errors.ConfigError] located through ``origin``.
+
+    What the load has to say about settings it accepted (ignored, removed from Redisson,
+    without effect here, likely unit slips) is appended to ``notices`` when given;
+    otherwise it is emitted as warnings (`warn_notices`)."""
     if not isinstance(data, Mapping):
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         raise origin.error(
@@ -38,19 +66,27 @@ def decode_config(cls: type[S], data: object, origin: Origin, *, stacklevel: int
     with loading():
         config = decoder.settings(cls, data, ())
     config._origin = origin  # Config's private field: where each key came from
-    origin.warn_ignored(decoder.ignored, stacklevel=stacklevel + 1)
     validate = getattr(config, "validate", None)
     if validate is not None:
         validate()
-    origin.warn_units(decoder.slips, stacklevel=stacklevel + 1)  # when nothing was refused
+    decoder.check_keystores(config)
+    # Unit slips only when nothing was refused; all in the order of the file.
+    found = [*decoder.notices, *unit_notices(origin, decoder.slips)]
+    found.sort(key=lambda n: (n.line is None, n.line or 0))
+    if notices is None:
+        warn_notices(found, stacklevel=stacklevel + 1)
+    else:
+        notices.extend(found)
     return config
 
 
 class _Decoder:
     def __init__(self, root: type[Settings], origin: Origin) -> None:
         self.origin = origin
-        self.ignored: list[KeyPath] = []
+        self.notices: list[ConfigNotice] = []
         self.slips: list[tuple[KeyPath, str]] = []
+        self.keystores: list[KeyPath] = []
+        """Each sslKeystore/sslTruststore named like a PKCS#12/JKS file."""
         # Where each class lives in the document, for "it belongs in ..." hints.
         self.homes: dict[type[Settings], str] = {root: "the top level"}
         for spec in specs(root):
@@ -87,12 +123,85 @@ class _Decoder:
                     f"{cls.REJECTED_KEYS[key]} is not supported by redisson-py; "
                     f"use {_SECTION_LIST}",
                 )
+            elif key == "nameMapper":
+                self.name_mapper(raw, key_path)
             elif key in cls.IGNORED_KEYS:
-                self.ignored.append(key_path)
+                self.notices.append(self.origin.notice(key_path, ignored_why(key)))
+            elif key in cls.REMOVED_KEYS:
+                version, instead = cls.REMOVED_KEYS[key]
+                self.notices.append(
+                    self.origin.notice(
+                        key_path,
+                        f"removed in Redisson {version} ({instead}); Redisson 4.x ignores it, "
+                        "and so does redisson-py",
+                    )
+                )
             else:
-                raise self.origin.error(key_path, self.unknown(cls, key))
+                raise self.origin.error(key_path, self.unknown(cls, key, data))
         self.legacy(kwargs, legacy)
+        self.no_effect(cls, data, kwargs, path)
         return cls(**kwargs)
+
+    def no_effect(
+        self, cls: type[Settings], data: Mapping[Any, Any], kwargs: dict[str, Any], path: KeyPath
+    ) -> None:
+        """Note each setting in ``data`` that changes nothing here (``cls.NO_EFFECT``) and
+        is set away from its default (Redisson's own dumps write every default), and each
+        key store named like a PKCS#12/JKS file."""
+        keys = by_key(cls)
+        for key in data:
+            spec = keys.get(cls.KEY_ALIASES.get(key, key)) if isinstance(key, str) else None
+            if spec is None or spec.attr not in kwargs:
+                continue
+            value = kwargs[spec.attr]
+            if spec.attr in cls.NO_EFFECT and value != spec.default:
+                self.notices.append(
+                    self.origin.notice(
+                        (*path, key), f"has no effect in redisson-py: {cls.NO_EFFECT[spec.attr]}"
+                    )
+                )
+            if (
+                spec.attr in _KEYSTORE_KEYS
+                and isinstance(value, str)
+                and value.lower().endswith(_KEYSTORE_SUFFIXES)
+            ):
+                self.keystores.append((*path, key))
+
+    def name_mapper(self, raw: object, path: KeyPath) -> None:
+        """Accept only Redisson's identity mapper (or null): any other mapper changes the
+        Redis key of every lock on the Java side, which redisson-py cannot follow."""
+        if raw is None or (
+            isinstance(raw, TaggedValue) and raw.tag == _IDENTITY_MAPPER and not raw.value
+        ):
+            return
+        raise self.origin.error(
+            path,
+            "not supported: a name mapper changes the Redis key of every lock, and "
+            "redisson-py cannot run a Java NameMapper, so a Java service using this file and "
+            "a Python one would lock different keys and never exclude each other; remove "
+            "nameMapper from the file (or map the names in both services' code)",
+        )
+
+    def check_keystores(self, config: Settings) -> None:
+        """Refuse (when some address is ``rediss://``) or note (when TLS is not used) an
+        sslKeystore/sslTruststore named like a PKCS#12 or JKS file: Python's ssl module
+        reads PEM only, so the connection would fail later. Judged by the file name only:
+        the check touches no file."""
+        if not self.keystores:
+            return
+        section = getattr(config, "server_config", None)
+        tls = section is not None and any(a.tls for a in section.seed_addresses())
+        for path in self.keystores:
+            message = (
+                "names a PKCS#12 or JKS key store (judged by its file name); redisson-py reads "
+                "PEM files only (convert it, e.g. openssl pkcs12 -in FILE.p12 -out FILE.pem "
+                "-nodes)"
+            )
+            if tls:
+                raise self.origin.error(path, message)
+            self.notices.append(
+                self.origin.notice(path, f"{message}; unused: no rediss:// address")
+            )
 
     def value(self, kind: Kind, raw: object, path: KeyPath) -> object:
         if kind.textual and not isinstance(raw, str) and path in self.origin.scalar_text:
@@ -135,10 +244,14 @@ class _Decoder:
                     hint = "expected a mapping of 'host:port' to 'host:port'"
                     raise self.origin.invalid(path, exc.subpath, exc.message, hint) from None
 
-    def unknown(self, cls: type[Settings], key: str) -> str:
-        """The message for an unknown key: where it belongs, or the likely intended key."""
+    def unknown(self, cls: type[Settings], key: str, data: Mapping[Any, Any]) -> str:
+        """The message for an unknown key: where it belongs, or the likely intended key
+        (never one the same mapping already has: that is not what was meant)."""
         homes = [
-            home for other, home in self.homes.items() if other is not cls and key in by_key(other)
+            home
+            for other, home in self.homes.items()
+            if other is not cls
+            and (key in by_key(other) or key in other.IGNORED_KEYS or key in other.REMOVED_KEYS)
         ]
         if homes:
             home = self.homes.get(cls, cls.__name__)
@@ -148,7 +261,10 @@ class _Decoder:
             )
             return f"not {here}; it belongs {where}"
         known = set(by_key(cls)) | set(cls.KEY_ALIASES) | cls.LEGACY_KEYS | cls.IGNORED_KEYS
+        known |= set(cls.REMOVED_KEYS)
         if "_" in key and camel(key) in known:
             return f"unknown key; did you mean {camel(key)!r}? (keys are camelCase, as in Redisson)"
         hint = suggest(key, known)
-        return f"unknown key; did you mean {hint!r}?" if hint else "unknown key"
+        if hint is None or hint in data:  # a key the mapping has is not what was meant
+            return "unknown key"
+        return f"unknown key; did you mean {hint!r}?"

@@ -154,35 +154,88 @@ class Origin:
         text = ": ".join(part for part in (where, dotted, message) if part)
         return ConfigError(text, path=dotted or None, line=line)
 
-    def warn_units(self, slips: list[tuple[KeyPath, str]], *, stacklevel: int) -> None:
-        """Emit ONE `ConfigUnitWarning` listing every YAML time that looks like
-        seconds written where milliseconds belong (keys and lines, no values)."""
-        if not slips:
-            return
-        items = []
-        for path, why in slips:
-            line = self.lines.get(path)
-            where = f"{format_path(path)} (line {line})" if line else format_path(path)
-            items.append(f"{where} is {why}")
-        prefix = f"{self.source}: " if self.source else ""
+    def notice(
+        self, path: KeyPath, message: str, category: type[ConfigWarning] = ConfigWarning
+    ) -> ConfigNotice:
+        """A [`ConfigNotice`][redisson_py.config.ConfigNotice] about the setting at
+        ``path``, located through this origin."""
+        line = self.line_of(path) if self.lines else None
+        return ConfigNotice(format_path(path), message, self.source, line, category)
+
+
+@dataclass(frozen=True)
+class ConfigNotice:
+    """One thing a config load has to say about a setting it accepted: ignored,
+    removed from Redisson, without effect here, or a likely unit slip.
+
+    [`Config.from_yaml`][redisson_py.config.Config.from_yaml] turns them into Python
+    warnings (`ConfigWarning`, `ConfigUnitWarning`); given a ``notices`` list it
+    appends them there instead and warns about nothing, which is how
+    ``redisson-py config check`` prints them as sentences and lists them in ``--json``.
+    ``message`` never quotes a value that may be a secret.
+    """
+
+    key: str
+    """The setting's key path, ``singleServerConfig.readMode``."""
+    message: str
+    """What is wrong or ignored, and why; a sentence without the location."""
+    source: str | None = None
+    """The file (or ``"<string>"``) the setting came from; ``None`` for a dict."""
+    line: int | None = None
+    """The 1-based line of the key, when known."""
+    category: type[ConfigWarning] = ConfigWarning
+    """The warning class ``from_yaml`` emits it as."""
+
+    def __str__(self) -> str:
+        where = self.source or ""
+        if self.line is not None:
+            where = f"{where}, line {self.line}" if where else f"line {self.line}"
+        return ": ".join(part for part in (where, self.key, self.message) if part)
+
+    def as_dict(self) -> dict[str, object]:
+        """The notice as JSON-ready data: file, line, key, message, category."""
+        return {
+            "file": self.source,
+            "line": self.line,
+            "key": self.key,
+            "message": self.message,
+            "category": self.category.__name__,
+        }
+
+
+_MS_HINT: Final = "YAML times are milliseconds (write 30000 for 30 seconds)"
+
+
+def unit_notices(origin: Origin, slips: list[tuple[KeyPath, str]]) -> list[ConfigNotice]:
+    """A `ConfigUnitWarning` notice for each YAML time that looks like seconds written
+    where milliseconds belong (key and line, no value)."""
+    return [origin.notice(path, f"is {why}: {_MS_HINT}", ConfigUnitWarning) for path, why in slips]
+
+
+def warn_notices(notices: list[ConfigNotice], *, stacklevel: int) -> None:
+    """Emit the notices as Python warnings: ONE `ConfigWarning` listing every setting
+    that has no effect (each with its line and why), and ONE `ConfigUnitWarning` listing
+    every likely unit slip."""
+    plain = [n for n in notices if not issubclass(n.category, ConfigUnitWarning)]
+    if plain:
+        source = next((n.source for n in plain if n.source), None)
+        items = [f"{n.key} (line {n.line})" if n.line else n.key for n in plain]
+        prefix = f"{source}: " if source else ""
         warnings.warn(
-            f"{prefix}{'; '.join(items)}: YAML times are milliseconds (write 30000 for 30 seconds)",
-            ConfigUnitWarning,
+            f"{prefix}ignored {len(plain)} Redisson setting(s) that redisson-py does not use: "
+            + "; ".join(f"{item}: {n.message}" for item, n in zip(items, plain, strict=True)),
+            ConfigWarning,
             stacklevel=stacklevel + 1,
         )
-
-    def warn_ignored(self, paths: list[KeyPath], *, stacklevel: int) -> None:
-        """Emit ONE `ConfigWarning` listing every ignored setting (keys only)."""
-        if not paths:
-            return
-        items = []
-        for path in paths:
-            line = self.lines.get(path)
-            items.append(f"{format_path(path)} (line {line})" if line else format_path(path))
-        prefix = f"{self.source}: " if self.source else ""
+    units = [n for n in notices if issubclass(n.category, ConfigUnitWarning)]
+    if units:
+        source = next((n.source for n in units if n.source), None)
+        items = [f"{n.key} (line {n.line})" if n.line else n.key for n in units]
+        whys = [n.message.removesuffix(f": {_MS_HINT}") for n in units]
+        prefix = f"{source}: " if source else ""
         warnings.warn(
-            f"{prefix}ignored {len(items)} Redisson setting(s) that redisson-py does not use: "
-            + ", ".join(items),
-            ConfigWarning,
+            f"{prefix}{'; '.join(f'{i} {w}' for i, w in zip(items, whys, strict=True))}: "
+            f"{_MS_HINT}",
+            ConfigUnitWarning,
             stacklevel=stacklevel + 1,
         )

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
 
 from redisson_py.config.decode import decode_config
-from redisson_py.config.diagnostics import Origin, suggest
+from redisson_py.config.diagnostics import ConfigNotice, Origin, suggest
 from redisson_py.config.encode import encode_settings
 from redisson_py.config.enums import LockSyncMode, Protocol, SslVerificationMode
 from redisson_py.config.kinds import (
@@ -79,8 +79,8 @@ _TOP_IGNORED = frozenset(
         "transportMode", "codec", "referenceEnabled", "keepPubSubOrder", "useScriptCache",
         "minCleanUpDelay", "maxCleanUpDelay", "cleanUpKeysAmount", "connectionListener",
         "useThreadClassLoader", "addressResolverGroupFactory", "lazyInitialization",
-        "valkeyCapabilities", "nameMapper", "commandMapper", "credentialsResolver",
-        "reliableTopicWatchdogTimeout",
+        "valkeyCapabilities", "commandMapper", "credentialsResolver",
+        "reliableTopicWatchdogTimeout", "registrationKey",
         "sslProvider", "sslKeystoreType", "sslTruststorePassword", "sslProtocols", "sslCiphers",
         "sslTrustManagerFactory", "sslKeyManagerFactory",
     }
@@ -100,6 +100,9 @@ class Config(Settings):
     """
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = _TOP_IGNORED
+    REMOVED_KEYS: ClassVar[dict[str, tuple[str, str]]] = {
+        "useLinuxNativeEpoll": ("3.10.0", "now transportMode: EPOLL"),
+    }
     REJECTED_KEYS: ClassVar[dict[str, str]] = {
         "proxyServersConfig": "proxy mode",
         "multiClusterServersConfig": "multi-cluster mode",
@@ -377,6 +380,7 @@ class Config(Settings):
         source: str | bytes | bytearray | os.PathLike[str] | IO[str] | IO[bytes],
         *,
         env: Mapping[str, str] | None = None,
+        notices: list[ConfigNotice] | None = None,
     ) -> Config:
         """Load and validate a config in Redisson's YAML format.
 
@@ -387,7 +391,12 @@ class Config(Settings):
         (default ``os.environ``; an empty variable takes the default, as in the shell);
         ``$${`` stands for a literal ``${`` (a redisson-py extension).
         Loading is safe: tags never construct objects. Redisson settings that mean nothing
-        here are listed in one `ConfigWarning`.
+        here (Java-only keys, keys Redisson removed, settings without effect in
+        redisson-py set away from their default) are listed in one `ConfigWarning`, each
+        with its line and why; likely unit slips in one `ConfigUnitWarning`. Given a
+        ``notices`` list, the same are appended to it as
+        [`ConfigNotice`][redisson_py.config.ConfigNotice]s and no warning is emitted
+        (whatever the warnings filter).
 
         Raises [`ConfigError`][redisson_py.errors.ConfigError] (with source and line)
         for any malformed input, and
@@ -395,7 +404,7 @@ class Config(Settings):
         also an ``OSError``) when the file cannot be read.
         """
         data, origin = load_yaml(source, env=os.environ if env is None else env)
-        return decode_config(cls, data, origin, stacklevel=2)
+        return decode_config(cls, data, origin, stacklevel=2, notices=notices)
 
     @classmethod
     def from_yaml_all(

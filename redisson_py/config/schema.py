@@ -118,6 +118,12 @@ class Settings:
     """Old Redisson spellings of a current key."""
     REJECTED_KEYS: ClassVar[dict[str, str]] = {}
     """Redisson keys refused with a "not supported" error, and what they select."""
+    REMOVED_KEYS: ClassVar[dict[str, tuple[str, str]]] = {}
+    """Keys Redisson removed (and Redisson 4.x ignores): accepted with a warning naming the
+    Redisson version that dropped each and what replaced it."""
+    NO_EFFECT: ClassVar[dict[str, str]] = {}
+    """Settings (by attribute) that are checked but change nothing in redisson-py, and why;
+    a YAML file setting one away from its default draws a warning."""
 
     def __repr__(self) -> str:
         # Hand-written (the dataclasses use repr=False) so URL credentials are redacted.

@@ -9,11 +9,17 @@ name.
 
 Types are checked by [`Config.validate`][redisson_py.config.Config.validate]; numbers
 are also range-checked on assignment. Bounds: every time is at most 1 day (86400 s; YAML
-86400000 ms) and, when 0 is not allowed, at least 1 ms; ``retry_attempts`` 0..1000; pool
-and idle sizes and ``subscriptions_per_connection`` at most 10000; other integers at
-most 2**31 - 1. A time set in Python above 10 minutes (``timeout``, ``connect_timeout``,
+86400000 ms) and, when 0 is not allowed, at least 1 ms; ``retry_attempts`` 0..1000; the
+pool sizes redisson-py uses (``connection_pool_size``, ``master_connection_pool_size``)
+at most 10000, redisson-py's own limit (the threaded client's redis-py pool reserves a
+slot per connection up front; Redisson has no such limit); other integers at most
+2**31 - 1. A time set in Python above 10 minutes (``timeout``, ``connect_timeout``,
 ``subscription_timeout``) or 1 hour (the others), or in YAML below 100 ms, is accepted
 with a `ConfigUnitWarning` (likely seconds/milliseconds mixed up).
+
+Settings listed in a section's ``NO_EFFECT`` are read and checked but change nothing in
+redisson-py; a YAML file that sets one to a value other than its default draws a
+`ConfigWarning` saying why.
 """
 
 # setting() returns a dataclasses.Field (with the setting's kind as metadata), not a value.
@@ -50,7 +56,66 @@ from redisson_py.config.schema import OWNER_KEYS, Settings
 from redisson_py.config.secret import Secret
 
 _POOL_MAX = 10_000
-"""Largest connection pool or idle size: far above what one client can use."""
+"""Largest connection pool redisson-py opens: the threaded client's redis-py
+``BlockingConnectionPool`` fills a queue with one slot per allowed connection when it is
+made, so Redisson's unbounded sizes (``connectionPoolSize: 2147483647``) would cost
+memory up front. Far above what one client uses."""
+_POOL_WHY = (
+    "redisson-py's own limit, not Redisson's: the threaded client's redis-py pool reserves "
+    "a slot per connection up front"
+)
+
+_NO_IDLE = "connections are opened when a command needs one; none are opened ahead"
+_ONE_PUBSUB = "pub/sub uses one connection per node, shared by every subscription"
+NO_EFFECT_BASE: dict[str, str] = {
+    "idle_connection_timeout": "idle pooled connections stay open until the client shuts down",
+    "reconnection_delay": "a dropped connection is reopened by the next command that needs "
+    "it (retries wait retryDelay); pub/sub connections are reopened at once",
+    "subscriptions_per_connection": _ONE_PUBSUB,
+    "subscription_connection_pool_size": _ONE_PUBSUB,
+    "subscription_connection_minimum_idle_size": _ONE_PUBSUB,
+    "dns_monitoring_interval": "DNS monitoring is not implemented yet: a host name is "
+    "resolved each time a connection to it is opened",
+}
+"""Settings of every section that are checked but read by nothing, and why."""
+
+_IGNORED_WHY: dict[str, str] = {
+    "sslProvider": "Java's choice of TLS engine; Python has one",
+    "sslKeystoreType": "redisson-py reads PEM files only",
+    "sslTruststorePassword": "a PEM CA bundle has no password",
+    "sslProtocols": "Java's protocol names; Python's ssl module picks the protocol",
+    "sslCiphers": "Java cipher names differ from OpenSSL's",
+    "sslTrustManagerFactory": "a Java class",
+    "sslKeyManagerFactory": "a Java class",
+    "credentialsResolver": "a Java class; give username and password instead",
+    "commandMapper": "a Java class",
+    "loadBalancer": "replicas serve no lock reads here",
+    "failedSlaveCheckInterval": "deprecated in Redisson",
+    "failedSlaveNodeDetector": "a Java class",
+    "fallbackLoadingToMaster": "replicas serve no lock reads here",
+    "dnsMonitoringTimes": "DNS monitoring is not implemented yet",
+    "registrationKey": "Redisson PRO's licence key",
+    "codec": "lock data has a fixed format, written without a codec",
+}
+
+
+def ignored_why(key: str) -> str:
+    """Why the Redisson key ``key`` (one of a class's ``IGNORED_KEYS``) is ignored."""
+    why = _IGNORED_WHY.get(key, "Java-only: threads, Netty, codecs or Java classes")
+    return f"ignored ({why})"
+
+
+REMOVED_BASE: dict[str, tuple[str, str]] = {
+    "pingTimeout": ("3.13.0", "pings use timeout"),
+    "reconnectionTimeout": ("3.13.0", "see failedSlaveReconnectionInterval"),
+    "failedAttempts": ("3.13.0", "see failedSlaveCheckInterval"),
+    "slaveSubscriptionConnectionPoolSize": ("3.13.0", "now subscriptionConnectionPoolSize"),
+    "slaveSubscriptionConnectionMinimumIdleSize": (
+        "3.13.0",
+        "now subscriptionConnectionMinimumIdleSize",
+    ),
+}
+"""Keys Redisson removed: the Redisson version that dropped each, and what replaced it."""
 _TIMEOUT_SPAN = (0.1, 600.0)
 """Plausible command timeouts (seconds); outside it a unit slip is likelier."""
 
@@ -73,15 +138,21 @@ class BaseConfig(Settings):
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = _SSL_IGNORED | {
         "credentialsResolver",
-        "nameMapper",
         "commandMapper",
+    }
+    REMOVED_KEYS: ClassVar[dict[str, tuple[str, str]]] = REMOVED_BASE
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        k: v
+        for k, v in NO_EFFECT_BASE.items()
+        if k in ("idle_connection_timeout", "reconnection_delay", "subscriptions_per_connection")
     }
     LEGACY_KEYS: ClassVar[frozenset[str]] = frozenset(
         {"retryInterval", "sslEnableEndpointIdentification"}
     )
 
     idle_connection_timeout: float = setting(Millis(), 10.0)
-    """Seconds a pooled connection may sit idle above the minimum pool size before it is closed."""
+    """Redisson: seconds a pooled connection may sit idle before it is closed. No effect in
+    redisson-py (the YAML reference says why)."""
     connect_timeout: float = setting(Millis(positive=True, plausible=_TIMEOUT_SPAN), 10.0)
     """Seconds to establish a connection (redis-py ``socket_connect_timeout``)."""
     timeout: float = setting(Millis(positive=True, plausible=_TIMEOUT_SPAN), 3.0)
@@ -94,14 +165,16 @@ class BaseConfig(Settings):
     """Delay before each retry. YAML ``retryDelay``; the legacy ``retryInterval: 1500`` (ms)
     reads as ``ConstantDelay(1.5)``."""
     reconnection_delay: DelayStrategy = setting(DelayKind(), EqualJitterDelay(0.1, 10.0))
-    """Delay before each reconnection attempt to a node that dropped."""
+    """Redisson: delay before each reconnection attempt to a node that dropped. No effect
+    in redisson-py (the YAML reference says why)."""
     username: str | None = setting(Str(), None)
     """ACL user name (Redis 6+). ``None`` means the default user."""
     password: Secret | None = setting(SecretKind(), None)
     """Password (a ``str`` is stored as a [`Secret`][redisson_py.config.Secret]). Never
     shown in reprs or errors."""
-    subscriptions_per_connection: int = setting(Int(1, _POOL_MAX), 5)
-    """Channels subscribed through one pub/sub connection."""
+    subscriptions_per_connection: int = setting(Int(1), 5)
+    """Redisson: channels subscribed through one pub/sub connection. No effect in
+    redisson-py (the YAML reference says why)."""
     client_name: str | None = setting(Str(), None)
     """Sent with ``CLIENT SETNAME`` on every connection."""
     ssl_verification_mode: SslVerificationMode = setting(
@@ -152,15 +225,33 @@ class SingleServerConfig(BaseConfig):
     """One Redis server (``singleServerConfig``)."""
 
     IGNORED_KEYS: ClassVar[frozenset[str]] = BaseConfig.IGNORED_KEYS | {"dnsMonitoringTimes"}
+    REMOVED_KEYS: ClassVar[dict[str, tuple[str, str]]] = {
+        **REMOVED_BASE,
+        "dnsMonitoring": ("3.7.0", "now dnsMonitoringInterval, -1 for off"),
+    }
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        **BaseConfig.NO_EFFECT,
+        "subscription_connection_minimum_idle_size": _ONE_PUBSUB,
+        "subscription_connection_pool_size": _ONE_PUBSUB,
+        "connection_minimum_idle_size": _NO_IDLE,
+        "dns_monitoring_interval": NO_EFFECT_BASE["dns_monitoring_interval"],
+    }
 
     address: str | None = setting(AddressKind(required=True), None)
     """``redis://host:port`` or ``rediss://host:port``. Required."""
-    subscription_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 1)
-    subscription_connection_pool_size: int = setting(Int(1, _POOL_MAX), 50)
-    connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
-    connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
+    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
+    """No effect in redisson-py (the YAML reference says why)."""
+    subscription_connection_pool_size: int = setting(Int(0), 50)
+    """No effect in redisson-py (the YAML reference says why); 0 is accepted, as Redisson does."""
+    connection_minimum_idle_size: int = setting(Int(0), 24)
+    """No effect in redisson-py (the YAML reference says why)."""
+    connection_pool_size: int = setting(Int(1, _POOL_MAX, why=_POOL_WHY), 64)
+    """Most connections open at once to the server (redis-py ``max_connections``). At most
+    10000: redisson-py's own limit (its threaded client's pool reserves a slot per
+    connection up front); Redisson has none."""
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
-    """Seconds between DNS checks of the address's host; ``None`` (YAML ``-1``) = off."""
+    """Redisson: seconds between DNS checks of the address's host; ``None`` (YAML ``-1``) =
+    off. No effect in redisson-py yet (the YAML reference says why)."""
 
     def seed_addresses(self) -> list[Address]:
         return [parse_address(self.address or "", key_path="singleServerConfig.address")]
@@ -178,27 +269,47 @@ class BaseMasterSlaveServersConfig(BaseConfig):
         "dnsMonitoringTimes",
     }
     KEY_ALIASES: ClassVar[dict[str, str]] = {
-        # Redisson < 3.8 spelled the subscription pool keys with a "slave" prefix.
+        # Redisson < 3.13 also took the subscription pool keys with a "slave" prefix.
         "slaveSubscriptionConnectionMinimumIdleSize": "subscriptionConnectionMinimumIdleSize",
         "slaveSubscriptionConnectionPoolSize": "subscriptionConnectionPoolSize",
     }
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        **NO_EFFECT_BASE,
+        "slave_connection_minimum_idle_size": _NO_IDLE,
+        "slave_connection_pool_size": "every node's pool, replicas' too, takes "
+        "masterConnectionPoolSize",
+        "master_connection_minimum_idle_size": _NO_IDLE,
+        "read_mode": "every lock read goes to the master, on purpose: a replica may lag "
+        "behind a grant",
+    }
 
-    slave_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
-    slave_connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
+    slave_connection_minimum_idle_size: int = setting(Int(0), 24)
+    """No effect in redisson-py (the YAML reference says why)."""
+    slave_connection_pool_size: int = setting(Int(1), 64)
+    """No effect in redisson-py (the YAML reference says why): replicas' pools take
+    ``master_connection_pool_size``."""
     failed_slave_reconnection_interval: float = setting(Millis(), 3.0)
     """Seconds between attempts to reconnect a replica that was taken out of rotation."""
-    master_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 24)
-    master_connection_pool_size: int = setting(Int(1, _POOL_MAX), 64)
+    master_connection_minimum_idle_size: int = setting(Int(0), 24)
+    """No effect in redisson-py (the YAML reference says why)."""
+    master_connection_pool_size: int = setting(Int(1, _POOL_MAX, why=_POOL_WHY), 64)
+    """Most connections open at once to each node, master or replica (redis-py
+    ``max_connections``). At most 10000: redisson-py's own limit (its threaded client's
+    pool reserves a slot per connection up front); Redisson has none."""
     read_mode: ReadMode = setting(EnumKind(ReadMode), ReadMode.SLAVE)
-    """Where reads go: SLAVE, MASTER or MASTER_SLAVE. Lock scripts always go to the master."""
+    """Redisson: where reads go (SLAVE, MASTER or MASTER_SLAVE). No effect in redisson-py
+    (the YAML reference says why): every lock read goes to the master, on purpose."""
     subscription_mode: SubscriptionMode = setting(
         EnumKind(SubscriptionMode), SubscriptionMode.MASTER
     )
     """Which nodes carry pub/sub: MASTER or SLAVE."""
-    subscription_connection_minimum_idle_size: int = setting(Int(0, _POOL_MAX), 1)
-    subscription_connection_pool_size: int = setting(Int(1, _POOL_MAX), 50)
+    subscription_connection_minimum_idle_size: int = setting(Int(0), 1)
+    """No effect in redisson-py (the YAML reference says why)."""
+    subscription_connection_pool_size: int = setting(Int(0), 50)
+    """No effect in redisson-py (the YAML reference says why); 0 is accepted, as Redisson does."""
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
-    """Seconds between DNS checks of the hosts; ``None`` (YAML ``-1``) = off."""
+    """Redisson: seconds between DNS checks of the hosts; ``None`` (YAML ``-1``) = off. No
+    effect in redisson-py yet (the YAML reference says why)."""
 
 
 @dataclass(kw_only=True, eq=True, repr=False)
@@ -223,6 +334,12 @@ class SentinelServersConfig(BaseMasterSlaveServersConfig):
     """Redis Sentinel (``sentinelServersConfig``): the master is discovered by name."""
 
     LEGACY_KEYS: ClassVar[frozenset[str]] = BaseConfig.LEGACY_KEYS | {"natMap"}
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        **BaseMasterSlaveServersConfig.NO_EFFECT,
+        "check_slave_status_with_syncing": "every replica sentinel does not flag down counts "
+        "for checkLockSyncedSlaves, whatever its link status (sentinel's view of it may be "
+        "10 s old, exactly while a replica attaches)",
+    }
 
     sentinel_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
     """The sentinels' URLs; at least one."""
@@ -237,7 +354,8 @@ class SentinelServersConfig(BaseMasterSlaveServersConfig):
     check_sentinels_list: bool = setting(Bool(), True)
     """Fail at startup when fewer than two sentinels answer."""
     check_slave_status_with_syncing: bool = setting(Bool(), True)
-    """Treat a replica whose link to the master is down as unavailable."""
+    """Redisson: treat a replica whose link to the master is down as unavailable. No effect
+    in redisson-py (the YAML reference says why)."""
     sentinels_discovery: bool = setting(Bool(), True)
     """Learn further sentinels from the ones configured."""
     nat_mapper: NatMapper | None = setting(NatKind(), None)
@@ -255,6 +373,11 @@ class ClusterServersConfig(BaseMasterSlaveServersConfig):
     """Redis Cluster (``clusterServersConfig``)."""
 
     LEGACY_KEYS: ClassVar[frozenset[str]] = BaseConfig.LEGACY_KEYS | {"natMap"}
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        **BaseMasterSlaveServersConfig.NO_EFFECT,
+        "check_master_link_status": "replicas serve no lock reads here, and a replica's "
+        "link to its master is not checked",
+    }
 
     node_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
     """Seed nodes' URLs; at least one. The rest of the cluster is discovered."""
@@ -263,7 +386,8 @@ class ClusterServersConfig(BaseMasterSlaveServersConfig):
     check_slots_coverage: bool = setting(Bool(), True)
     """Fail at startup when some of the 16384 slots have no master."""
     check_master_link_status: bool = setting(Bool(), False)
-    """Treat a replica whose master link is down as unavailable."""
+    """Redisson: treat a replica whose master link is down as unavailable. No effect in
+    redisson-py (the YAML reference says why)."""
     sharded_subscription_mode: ShardedSubscriptionMode = setting(
         EnumKind(ShardedSubscriptionMode), ShardedSubscriptionMode.AUTO
     )
@@ -285,6 +409,12 @@ class ReplicatedServersConfig(BaseMasterSlaveServersConfig):
     ``scan_interval``. What managed services without cluster mode offer (AWS ElastiCache,
     Azure Cache for Redis, GCP Memorystore): see the "Managed Redis" docs page."""
 
+    NO_EFFECT: ClassVar[dict[str, str]] = {
+        **BaseMasterSlaveServersConfig.NO_EFFECT,
+        "monitor_ip_changes": "DNS monitoring is not implemented yet: a host name is "
+        "resolved each time a connection to it is opened",
+    }
+
     node_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
     """Every node of the group, master and replicas, as URLs; at least one."""
     scan_interval: float = setting(Millis(positive=True), 1.0)
@@ -292,7 +422,7 @@ class ReplicatedServersConfig(BaseMasterSlaveServersConfig):
     scan interval plus one ``timeout``."""
     monitor_ip_changes: bool = setting(Bool(), False, key="monitorIPChanges")
     """Redisson: re-resolve the nodes' host names at each scan. No effect in redisson-py
-    yet."""
+    yet (the YAML reference says why)."""
 
     def seed_addresses(self) -> list[Address]:
         return [

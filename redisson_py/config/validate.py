@@ -18,12 +18,10 @@ from redisson_py.config.sections import (
 if TYPE_CHECKING:
     from redisson_py.config.model import Config
 
-# (minimum idle size, pool size) pairs that Redisson checks, per section class.
+# (minimum idle size, pool size) pairs that Redisson checks, per section class (Redisson
+# does not check a single server's subscription pool, whose size 0 turns pub/sub off).
 _POOLS: dict[type[BaseConfig], tuple[tuple[str, str], ...]] = {
-    SingleServerConfig: (
-        ("connection_minimum_idle_size", "connection_pool_size"),
-        ("subscription_connection_minimum_idle_size", "subscription_connection_pool_size"),
-    ),
+    SingleServerConfig: (("connection_minimum_idle_size", "connection_pool_size"),),
     BaseMasterSlaveServersConfig: (
         ("master_connection_minimum_idle_size", "master_connection_pool_size"),
         ("slave_connection_minimum_idle_size", "slave_connection_pool_size"),

@@ -38,6 +38,8 @@ _MAX_CHARS: Final = 1 << 20  # a Redisson config is a few KB; bounds the parser'
 # to_yaml() can write values that contain "${" and read them back unchanged.
 _ENV_VAR: Final = re.compile(r"\$\$\{|\$\{([\w.]+)(?::-(.*?))?\}")
 _PLAIN_SAFE: Final = re.compile(r"[A-Za-z0-9.]+")
+# Spring's "${VAR:default}" (no "-"), which Redisson leaves as literal text.
+_SPRING_DEFAULT: Final = re.compile(r"(?<!\$)\$\{([\w.]+):(?!-)")
 
 _SAFE: Final = SafeConstructor()
 _RESOLVER: Final = Resolver()
@@ -159,16 +161,31 @@ def _compose(text: str, name: str, *, single: bool) -> list[Node]:
             return [] if node is None else [node]
         return list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        mark, noticed = _error_mark(exc)
         line = mark.line + 1 if mark is not None else None
         where = f"{name}, line {line}" if line else name
         problem = exc.problem or exc.context or "syntax error"
         context = f" ({exc.context})" if exc.context and exc.problem else ""
-        raise ConfigError(f"{where}: invalid YAML: {problem}{context}", line=line) from None
+        later = f"; noticed on line {noticed}" if noticed else ""
+        raise ConfigError(f"{where}: invalid YAML: {problem}{context}{later}", line=line) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{name}: invalid YAML: {type(exc).__name__}") from None
     except RecursionError:  # a last resort: _check_depth bounds what PyYAML recurses on
         raise ConfigError(f"{name}: invalid YAML: nested too deeply") from None
+
+
+def _error_mark(exc: yaml.MarkedYAMLError) -> tuple[Any, int | None]:
+    """The mark to name for a syntax error, and the later line where the parser noticed
+    it (or None). The scanner notices an unclosed quote or a key without ``:`` only lines
+    further on, and an unclosed ``[``/``{`` at the next token that does not fit: then the
+    bad token starts at the context mark ("while scanning a quoted scalar", "while parsing
+    a flow sequence"). A block mapping's context mark is only where the mapping began, so
+    there the problem mark stays."""
+    problem, context = exc.problem_mark, exc.context_mark
+    scanning = isinstance(exc, yaml.scanner.ScannerError) or "flow" in (exc.context or "")
+    if scanning and problem is not None and context is not None and context.line < problem.line:
+        return context, problem.line + 1
+    return problem or context, None
 
 
 def _convert(node: Node, name: str, env: Mapping[str, str]) -> tuple[object, Origin]:
@@ -269,6 +286,16 @@ class _Converter:
         text = node.value
         tag = node.tag
         if "${" in text:
+            spring = _SPRING_DEFAULT.search(text)
+            if spring is not None:
+                # Redisson would keep the text as it is, a silent misconfiguration.
+                name = spring.group(1)
+                raise self.error(
+                    path,
+                    node,
+                    f"${{{name}:...}} is Spring's default syntax, which Redisson does not "
+                    f"read; Redisson and redisson-py write ${{{name}:-default}}",
+                )
             names = tuple(m.group(1) for m in _ENV_VAR.finditer(text) if m.group(1))
             if names:
                 self.from_env[path] = names

@@ -204,12 +204,12 @@ def test_python_time_in_milliseconds_warns_with_the_parameter() -> None:
         section = config.use_single_server(address="redis://h:1", timeout=3000)
     assert len(caught) == 1
     assert caught[0].filename == __file__  # points at the caller's line
-    with pytest.warns(ConfigUnitWarning, match=r"idle_connection_timeout=7200"):
-        section.idle_connection_timeout = 7200
+    with pytest.warns(ConfigUnitWarning, match=r"ping_connection_interval=7200"):
+        section.ping_connection_interval = 7200
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         section.timeout = 30.0  # plausible: no warning
-        section.idle_connection_timeout = 1800
+        section.ping_connection_interval = 1800
         config.validate()
         Config.from_yaml(config.to_yaml(), env={})  # no warning when loading its own output
 

@@ -323,7 +323,7 @@ CASES = [
         "bad YAML syntax (unclosed quote around the password)",
         'singleServerConfig:\n  address: redis://127.0.0.1:6379\n  password: "PW\n',
         None,
-        4,
+        3,  # the line the quote opens on, not the end of the file where it is noticed
         "invalid YAML",
     ),
     _case(

@@ -11,8 +11,8 @@ from redisson_py.config import (
     Config,
     EqualJitterDelay,
     HostPortNatMapper,
-    ReadMode,
     ShardedSubscriptionMode,
+    SubscriptionMode,
 )
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
@@ -73,7 +73,7 @@ def test_example_values_are_typed() -> None:
     sentinel = Config.from_yaml(CONFIG_DIR / "sentinel.yaml", env={}).sentinel_servers_config
     assert sentinel is not None
     assert sentinel.master_name == "mymaster"
-    assert sentinel.read_mode is ReadMode.MASTER
+    assert sentinel.subscription_mode is SubscriptionMode.MASTER
     assert sentinel.scan_interval == 1.0
     assert isinstance(sentinel.nat_mapper, HostPortNatMapper)
     assert sentinel.nat_mapper.map("redis-master", 6379) == ("127.0.0.1", 6379)

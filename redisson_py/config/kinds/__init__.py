@@ -193,9 +193,14 @@ class Millis(Kind):
 class Int(Kind):
     """An integer within ``minimum`` .. ``maximum`` (by default Java's ``int`` range)."""
 
-    def __init__(self, minimum: int = 0, maximum: int | None = MAX_INT) -> None:
+    def __init__(
+        self, minimum: int = 0, maximum: int | None = MAX_INT, *, why: str | None = None
+    ) -> None:
         self.minimum = minimum
         self.maximum = maximum
+        self.why = why
+        """Why ``maximum`` is what it is, when it is not Java's ``int`` range (said in the
+        error, so a Redisson file refused for it is not taken for a wrong file)."""
 
     def hint(self) -> str:
         return f"expected an integer from {self.minimum} to {self.maximum}"
@@ -215,7 +220,8 @@ class Int(Kind):
             raise Invalid(f"must be at least {self.minimum}, got {value}")
         if self.maximum is not None and value > self.maximum:
             shown = value if value < 10**12 else f"a {len(str(value))}-digit number"
-            raise Invalid(f"must be at most {self.maximum}, got {shown}")
+            why = f" ({self.why})" if self.why else ""
+            raise Invalid(f"must be at most {self.maximum}{why}, got {shown}")
 
 
 class Bool(Kind):
