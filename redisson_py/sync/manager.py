@@ -44,6 +44,7 @@ from redisson_py.core.routing.manager_base import (
 )
 from redisson_py.core.routing.modes import SentinelMode
 from redisson_py.core.routing.pool_registry import IdleConnections
+from redisson_py.core.routing.refusals import stale_node
 from redisson_py.core.routing.topology import attached_replicas, parse_switch_master
 from redisson_py.core.routing.wire import Planned, as_refusal, finished, pack, settle
 from redisson_py.core.state.options import connection_kwargs_for
@@ -237,6 +238,8 @@ class ConnectionManager(ManagerBase):
                 if not read:
                     return connection
                 replies = self._read(connection, len(commands))
+            if stale_node(replies):
+                self._drop_stale(connection, address)
         except BaseException as error:
             if connection is not None:
                 connection.disconnect()
@@ -248,6 +251,15 @@ class ConnectionManager(ManagerBase):
         self._give(pool, idle, connection)
         return replies
 
+    def _drop_stale(self, connection: Any, address: Address) -> None:
+        """A reply said ``address`` is no longer the node to write to (READONLY,
+        MASTERDOWN, LOADING: see `redisson_py.core.routing.refusals.STALE_NODE`): close
+        ``connection`` (its pool slot opens a new one, resolving the host name again, when
+        next used) and refresh the topology at once."""
+        log.info("%s refused as a stale node: connection closed, topology refresh asked", address)
+        connection.disconnect()
+        self.suspect(address)
+
     def _receive(self, key: ConnectionKey, connection: Any, count: int) -> list[Any]:
         """Read ``count`` replies (error replies as exceptions) and give the connection
         back; a connection that failed, timed out or was cancelled mid-way is closed,
@@ -255,7 +267,10 @@ class ConnectionManager(ManagerBase):
         address, timeout = key[0], key[1] or self.command_timeout
         try:
             with primitives.round_trip_timeout(timeout):
-                return self._read(connection, count)
+                replies = self._read(connection, count)
+            if stale_node(replies):
+                self._drop_stale(connection, address)
+            return replies
         except BaseException as error:
             connection.disconnect()
             replacement = self._failed(error, address)

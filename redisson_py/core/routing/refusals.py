@@ -82,6 +82,32 @@ wait's deadline, or a call's retries); the others are raised at once."""
 STALE_VIEW = frozenset({"READONLY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"})
 """Refusals that say the client's view of the topology may be stale: refresh it."""
 
+STALE_NODE = frozenset({"READONLY", "MASTERDOWN", "LOADING"})
+"""Refusals that say the node this connection reached is no longer the one to write to
+(a demoted master, a replica cut from its master, a restart loading its data): the
+connection is closed rather than pooled, since an address that moves (a managed
+service's primary endpoint, re-pointed by DNS at a failover) is resolved again only by
+a new connection, and a topology refresh is asked for at once (see `stale_node`)."""
+
+
+def stale_node(replies: list[object]) -> bool:
+    """True when one of ``replies`` is a `STALE_NODE` refusal (its connection must be
+    closed, and the topology refreshed). Cheap on replies without errors: the hot path
+    asks it of every round trip."""
+    for reply in replies:
+        # redis-py raises LOADING as BusyLoadingError, a connection error: as a reply
+        # only where a caller kept it as one; raised, it closes the connection anyway.
+        if isinstance(reply, ResponseError | BusyLoadingError):
+            if isinstance(reply, Refusal):
+                code = reply.code
+            elif isinstance(reply, ReadOnlyError | MasterDownError | BusyLoadingError):
+                return True
+            else:
+                code = error_code(reply)[0]
+            if code in STALE_NODE:
+                return True
+    return False
+
 
 class Refusal(ResponseError):
     """A node refused a command (a code of `REFUSALS`); nothing was applied.
