@@ -110,7 +110,8 @@ class _Listener:
             log.debug("unsubscribe %s on %s failed: %s", channel, self.address, error)
 
     async def _read(self) -> None:
-        swept = time.monotonic()
+        swept = heard = time.monotonic()
+        pinged: float | None = None
         stream = ReplyStream()
         while not self.stopped:
             try:
@@ -119,6 +120,15 @@ class _Listener:
                 raise
             except Exception as error:
                 received, failure = [], error
+            if received:
+                heard, pinged = time.monotonic(), None
+            elif failure is None:
+                try:
+                    pinged, failure = await self._check_health(heard, pinged)
+                except primitives.Cancelled:
+                    raise
+                except Exception as error:
+                    failure = error
             for kind, channel, data in received:
                 if kind in ("message", "smessage"):
                     self.service._deliver(channel, data)
@@ -134,6 +144,39 @@ class _Listener:
             if time.monotonic() - swept >= READ_TICK:
                 swept = time.monotonic()
                 await self.service._sweep()
+
+    async def _check_health(
+        self, heard: float, pinged: float | None
+    ) -> tuple[float | None, Exception | None]:
+        """The health check of a connection that received nothing lately (Redisson's
+        ``pingConnectionInterval``, which redis-py's own check cannot do here: see
+        `redisson_py.core.routing.pool_registry`): after ``pingConnectionInterval`` of
+        silence since ``heard``, send a PING; when ``pinged`` (monotonic) is older than
+        the command ``timeout`` and still unanswered, the connection is half-open (a
+        peer or a middlebox that stopped forwarding without closing it), and every
+        wake-up sent on it would be lost: fail it, so its channels are subscribed again
+        and their waiters retry at once. Returns (when the pending PING was sent, the
+        failure)."""
+        section = self.service.manager.mode.section
+        interval = section.ping_connection_interval
+        if not interval or not self.pubsub.subscribed:
+            # Nothing subscribed: nothing to lose, and redis-py reads no reply then.
+            return None, None
+        now = time.monotonic()
+        if pinged is not None:
+            if now - pinged < section.timeout:
+                return pinged, None
+            return pinged, RedisTimeoutError(
+                f"pub/sub connection to {self.address}: no answer to PING within"
+                f" {section.timeout:g} s (pingConnectionInterval)"
+            )
+        if now - heard < interval:
+            return None, None
+        # Under the service's lock: subscribes are sent on this connection from other
+        # threads or tasks under it, and two commands must not interleave.
+        with self.service._lock:
+            await self.pubsub.ping()
+        return now, None
 
     async def _receive(
         self, stream: ReplyStream

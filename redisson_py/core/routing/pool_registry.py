@@ -150,7 +150,8 @@ class PoolRegistry(Generic[P]):
             kwargs["socket_connect_timeout"] = min(connect_timeout, reply_timeout)
         if pubsub:
             # A pub/sub connection is held for as long as it listens; no health PING
-            # from its reader while another thread or task subscribes on it.
+            # of redis-py's while another thread or task subscribes on it. Its reader
+            # sends its own, under the subscribers' lock (the shells' pubsub modules).
             kwargs["health_check_interval"] = 0
         return kwargs
 
