@@ -6,8 +6,9 @@ for its whole TTL, blocking every other client. Now a client with
 ``checkLockSyncedSlaves`` on refuses such a topology at startup with a ``ConfigError``
 naming the node and the setting, and a grant whose ``WAIT`` fails at run time (here: an
 ACL that takes ``WAIT`` away from the client's user after startup) is undone at once and
-raises ``NoSyncedReplicasError`` saying so. On master/slave and sentinel, sync and
-asyncio; redis 7.0 has no ``WAITAOF`` (`test_replica_sync` covers that mode).
+raises ``NoSyncedReplicasError`` saying so. At startup on master/slave, sentinel and
+cluster, at run time on master/slave; sync and asyncio. Redis 7.0 has no ``WAITAOF``
+(`test_replica_sync` covers that mode).
 """
 
 from __future__ import annotations
@@ -19,13 +20,20 @@ from typing import Any
 import pytest
 
 from redisson_py import ConfigError, NoSyncedReplicasError
-from redisson_py.testing import Topology
+from redisson_py.core.routing.naming import key_slot
+from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
 
 SYNC = {"check_lock_synced_slaves": True, "slaves_sync_timeout": 0.5}
 
 
-@pytest.mark.parametrize("kind", ["master-replica", "sentinel"])
+def _master_of(topology: Topology, key: str) -> Node:
+    if topology.kind == "cluster":
+        return topology.master_for_slot(key_slot(key))
+    return topology.master()
+
+
+@pytest.mark.parametrize("kind", ["master-replica", "sentinel", "cluster"])
 def test_a_server_without_wait_is_refused_at_startup(
     flavor: Flavor,
     topology_factory: Callable[..., Topology],
@@ -36,12 +44,12 @@ def test_a_server_without_wait_is_refused_at_startup(
     topology = topology_factory(
         kind, replicas_per_master=1, redis_conf={"rename-command": 'WAIT ""'}
     )
-    master = topology.master()
+    master = _master_of(topology, lock_name)
     with pytest.raises(ConfigError, match="checkLockSyncedSlaves") as refused:
         flavor.create_client(topology_config(topology, **SYNC))
     assert refused.value.path == "checkLockSyncedSlaves"
-    assert str(master.port) in str(refused.value) or any(
-        str(node.port) in str(refused.value) for node in topology.data_nodes
+    assert any(
+        f":{node.port} cannot run WAIT" in str(refused.value) for node in topology.data_nodes
     )
     assert master.command("EXISTS", lock_name) == 0  # no grant was made
     # With replica sync off, as the message says, the same servers serve locks.
