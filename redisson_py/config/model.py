@@ -102,6 +102,11 @@ class Config(Settings):
     IGNORED_KEYS: ClassVar[frozenset[str]] = _TOP_IGNORED
     REMOVED_KEYS: ClassVar[dict[str, tuple[str, str]]] = {
         "useLinuxNativeEpoll": ("3.10.0", "now transportMode: EPOLL"),
+        "codecProvider": ("3.5.7", "a Java class"),
+        "resolverProvider": ("3.5.7", "a Java class"),
+        "redissonReferenceEnabled": ("3.5.7", "now referenceEnabled"),
+        "referenceCodecProvider": ("3.10.1", "a Java class"),
+        "decodeInExecutor": ("3.14.0", "a Java thread setting"),
     }
     REJECTED_KEYS: ClassVar[dict[str, str]] = {
         "proxyServersConfig": "proxy mode",

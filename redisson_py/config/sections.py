@@ -106,12 +106,12 @@ def ignored_why(key: str) -> str:
 
 
 REMOVED_BASE: dict[str, tuple[str, str]] = {
-    "pingTimeout": ("3.13.0", "pings use timeout"),
-    "reconnectionTimeout": ("3.13.0", "see failedSlaveReconnectionInterval"),
-    "failedAttempts": ("3.13.0", "see failedSlaveCheckInterval"),
-    "slaveSubscriptionConnectionPoolSize": ("3.13.0", "now subscriptionConnectionPoolSize"),
+    "pingTimeout": ("3.12.4", "pings use timeout"),
+    "reconnectionTimeout": ("3.12.4", "see failedSlaveReconnectionInterval"),
+    "failedAttempts": ("3.12.4", "see failedSlaveCheckInterval"),
+    "slaveSubscriptionConnectionPoolSize": ("3.12.4", "now subscriptionConnectionPoolSize"),
     "slaveSubscriptionConnectionMinimumIdleSize": (
-        "3.13.0",
+        "3.12.4",
         "now subscriptionConnectionMinimumIdleSize",
     ),
 }
@@ -269,7 +269,7 @@ class BaseMasterSlaveServersConfig(BaseConfig):
         "dnsMonitoringTimes",
     }
     KEY_ALIASES: ClassVar[dict[str, str]] = {
-        # Redisson < 3.13 also took the subscription pool keys with a "slave" prefix.
+        # Redisson < 3.12.4 also took the subscription pool keys with a "slave" prefix.
         "slaveSubscriptionConnectionMinimumIdleSize": "subscriptionConnectionMinimumIdleSize",
         "slaveSubscriptionConnectionPoolSize": "subscriptionConnectionPoolSize",
     }

@@ -24,7 +24,7 @@ singleServerConfig:
 threads: 16
 """
 EXPECTED = [
-    (4, "singleServerConfig.pingTimeout", "removed in Redisson 3.13.0"),
+    (4, "singleServerConfig.pingTimeout", "removed in Redisson 3.12.4"),
     (5, "singleServerConfig.idleConnectionTimeout", "has no effect in redisson-py"),
     (6, "singleServerConfig.timeout", "YAML times are milliseconds"),
     (7, "threads", "ignored"),

@@ -53,25 +53,27 @@ def _refused(text: str) -> ConfigError:
 @pytest.mark.parametrize(
     ("text", "key", "version"),
     [
-        (SINGLE + "  pingTimeout: 1000\n", "singleServerConfig.pingTimeout", "3.13.0"),
+        (SINGLE + "  pingTimeout: 1000\n", "singleServerConfig.pingTimeout", "3.12.4"),
         (
             SINGLE + "  reconnectionTimeout: 3000\n",
             "singleServerConfig.reconnectionTimeout",
-            "3.13.0",
+            "3.12.4",
         ),
-        (SINGLE + "  failedAttempts: 3\n", "singleServerConfig.failedAttempts", "3.13.0"),
+        (SINGLE + "  failedAttempts: 3\n", "singleServerConfig.failedAttempts", "3.12.4"),
         (SINGLE + "  dnsMonitoring: true\n", "singleServerConfig.dnsMonitoring", "3.7.0"),
         (
             SINGLE + "  slaveSubscriptionConnectionPoolSize: 50\n",
             "singleServerConfig.slaveSubscriptionConnectionPoolSize",
-            "3.13.0",
+            "3.12.4",
         ),
         ("useLinuxNativeEpoll: true\n" + SINGLE, "useLinuxNativeEpoll", "3.10.0"),
+        ("decodeInExecutor: true\n" + SINGLE, "decodeInExecutor", "3.14.0"),
+        ("redissonReferenceEnabled: true\n" + SINGLE, "redissonReferenceEnabled", "3.5.7"),
         (
             "clusterServersConfig:\n  nodeAddresses: [redis://127.0.0.1:7000]\n"
             "  pingTimeout: 1000\n",
             "clusterServersConfig.pingTimeout",
-            "3.13.0",
+            "3.12.4",
         ),
     ],
 )
@@ -277,7 +279,7 @@ def test_from_yaml_warns_once_per_file_naming_every_key() -> None:
     message = str(caught[0].message)
     for where in (
         "singleServerConfig.idleConnectionTimeout (line 3): has no effect",
-        "singleServerConfig.pingTimeout (line 4): removed in Redisson 3.13.0",
+        "singleServerConfig.pingTimeout (line 4): removed in Redisson 3.12.4",
         "threads (line 5): ignored",
     ):
         assert where in message
