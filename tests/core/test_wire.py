@@ -59,6 +59,21 @@ def test_waitaof_asks_for_the_masters_fsync_and_n_replicas() -> None:
     assert lost.value.synced < lost.value.required
 
 
+def test_a_wait_that_fails_after_the_write_leaves_it_unconfirmed() -> None:
+    # The script ran; its WAIT was refused (renamed away, an ACL, a proxy): the call is
+    # done, below any requirement, so the flow undoes the write; the error is kept.
+    planned = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=1.0), NODE, required=1)
+    refused = ResponseError("unknown command 'WAIT', with args beginning with: '1' '1000'")
+    outcome = interpret(planned, [[1, 1], refused])
+    assert isinstance(outcome, Done) and isinstance(outcome.value, CallResult)
+    assert outcome.value.replies == ([1, 1],)
+    assert outcome.value.synced < outcome.value.required
+    assert outcome.value.wait_error.startswith("WAIT failed: unknown command 'WAIT'")
+    # An error of the write itself still fails the call, whatever the WAIT said.
+    failed = ResponseError("ERR something")
+    assert isinstance(interpret(planned, [failed, refused]), Fail)
+
+
 def test_no_wait_without_replicas_in_wait_mode() -> None:
     planned = Planned(Call(None, "k", (ACQUIRE,), sync_replicas=0.5), NODE, required=0)
     assert [c[0] for c in planned.commands()] == ["EVALSHA"]
