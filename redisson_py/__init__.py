@@ -24,6 +24,7 @@ from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
+    ArgumentOverflowError,
     ArgumentTypeError,
     AuthError,
     ClientClosedError,
@@ -64,6 +65,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArgumentError",
+    "ArgumentOverflowError",
     "ArgumentTypeError",
     "AuthError",
     "ClientClosedError",

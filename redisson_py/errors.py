@@ -77,6 +77,15 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """A call got an argument of the wrong type (a string where seconds belong)."""
 
 
+class ArgumentOverflowError(ArgumentError, OverflowError):
+    """A call got a number of seconds too large to count: a lease, ``max_hold_time``,
+    extension or semaphore lease above 10**9 s, about 31.7 years
+    (``redisson_py.core.handles.MAX_LEASE``), or an ``acquire(timeout=...)``
+    above ``threading.TIMEOUT_MAX``. Also an ``OverflowError``, as
+    `threading.Lock.acquire` raises for such a timeout. Raised before anything is sent;
+    the message names the lock, the value and the limit."""
+
+
 class UsageError(RedissonError, RuntimeError):
     """The API was called where it cannot work, such as an asyncio lock outside a task."""
 

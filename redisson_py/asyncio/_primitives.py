@@ -31,6 +31,7 @@ import contextlib
 import contextvars
 import functools
 import itertools
+import logging
 import threading
 import time
 import weakref
@@ -53,6 +54,15 @@ IS_ASYNC = True
 TIMES_ROUND_TRIPS = True
 """The manager bounds each round trip with `round_trip_timeout`, so command pools
 need no socket timeout of their own."""
+
+TIMEOUT_MAX = threading.TIMEOUT_MAX
+"""The longest ``acquire(timeout=...)``, in both shells: ``threading.Lock.acquire``'s
+own limit (a longer one raises ``OverflowError`` there, and here)."""
+
+LONGEST_WAIT = 3600.0
+"""The longest single wait of a background loop, in seconds: well below
+``threading.TIMEOUT_MAX`` on every platform (49.7 days on Windows); a loop whose next
+step is further off wakes, finds nothing due and waits again."""
 
 # --- owners: which task a hold belongs to ---
 
@@ -275,8 +285,19 @@ class ConnectOnce:
                 pending.set()
 
 
+ERROR_PAUSE = 0.05
+"""Seconds a `Worker` waits before it runs a loop that failed again."""
+
+ERROR_PAUSE_MAX = 5.0
+"""The longest such wait, reached by doubling while the loop keeps failing at once."""
+
+log = logging.getLogger("redisson_py")
+
+
 class Worker:
-    """A background loop (``target()``) run as a task on the running loop."""
+    """A background loop (``target()``) run as a task on the running loop. It never
+    dies silently: an error escaping the loop is logged at ERROR, and the loop runs
+    again."""
 
     def __init__(self, name: str, target: Callable[[], Coroutine[Any, Any, None]]):
         self._name = name
@@ -292,8 +313,24 @@ class Worker:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return False
-        self._task = loop.create_task(self._target(), name=self._name)
+        self._task = loop.create_task(self._run(), name=self._name)
         return True
+
+    async def _run(self) -> None:
+        """The loop, kept alive: an error that escapes it is logged at ERROR and the
+        loop runs again (after `ERROR_PAUSE`, doubled while it keeps failing, up to
+        `ERROR_PAUSE_MAX`), until `stop` cancels it; a loop that returns has ended."""
+        pause = ERROR_PAUSE
+        while True:
+            started = time.monotonic()
+            try:
+                await self._target()
+                return
+            except Exception:
+                log.exception("background loop %s failed; it starts again", self._name)
+            pause = ERROR_PAUSE if time.monotonic() - started > ERROR_PAUSE_MAX else pause
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, ERROR_PAUSE_MAX)
 
     async def stop(self, *, wait: bool = True) -> None:
         """Cancel the loop and, with ``wait``, await its end. From within the loop

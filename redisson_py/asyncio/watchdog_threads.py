@@ -15,15 +15,21 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Generator
 from typing import Any
 
+from redisson_py.asyncio._primitives import LONGEST_WAIT
+
 log = logging.getLogger("redisson_py.watchdog")
 
 Route = Callable[[Any], Any]
 """Maps an asyncio manager to the threaded one a round sends on."""
+
+ERROR_PAUSE = 0.05
+"""Seconds a thread pauses after an unexpected error before it goes on."""
 
 STOP_GRACE = 1.0
 """Seconds `RenewalThread.stop` waits, beyond one command timeout, for a round in
@@ -95,17 +101,23 @@ class _LoopThread:
         self._wake.set()
 
     def _run(self) -> None:
+        # Only halt() ends this loop: an unexpected error is logged at ERROR and the loop
+        # goes on (a dead thread would silently stop every renewal, or every report).
         while not self._stopping.is_set():
-            at = self._wake_at()
-            # No hold: sleep until woken (an infinite timeout is not a timeout).
-            self._wake.wait(None if at == float("inf") else max(0.0, at - self._clock()))
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
             try:
+                at = self._wake_at()
+                # No hold: sleep until woken (an infinite timeout is not a timeout); a
+                # far timer is waited for in pieces (threading's waits overflow).
+                self._wake.wait(
+                    None if at == math.inf else min(LONGEST_WAIT, max(0.0, at - self._clock()))
+                )
+                self._wake.clear()
+                if self._stopping.is_set():
+                    return
                 self._step()
             except Exception:
-                log.exception("%s failed", self._name)
+                log.exception("%s failed; it goes on", self._name)
+                self._stopping.wait(ERROR_PAUSE)
 
 
 class WatchdogThreads:

@@ -30,6 +30,7 @@ from redisson_py.core.state.holds import LostCallback
 from redisson_py.core.state.options import lock_settings
 from redisson_py.errors import (
     ArgumentError,
+    ArgumentOverflowError,
     ArgumentTypeError,
     ClientClosedError,
     InvalidLockNameError,
@@ -39,6 +40,27 @@ from redisson_py.errors import (
 MIN_LEASE = 0.001
 """The shortest lease: PEXPIRE counts whole milliseconds, and a lease that rounds to
 0 ms would expire (or be re-entered) before the acquire even returns."""
+
+MAX_LEASE = 10**9
+"""The longest lease, ``max_hold_time`` (but ``math.inf``), extension or semaphore
+lease, in seconds: 10**9 s, about 31.7 years. Below every bound met on the way: Redis
+adds the lease in ms to its clock in a signed 64-bit int (PEXPIRE fails past about
+9.2e15 s; the scripts refuse a TTL above 2**53 - 1 ms, see
+``redisson_py.core.scripts.ttl_guard``); the client's own
+timers (``threading.TIMEOUT_MAX``, about 9.2e9 s on Linux; the event loop's timers;
+monotonic seconds plus a lease, still exact to the microsecond) do too. A longer value
+is an [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError] naming it and
+this limit; for "for ever", take no lease (the watchdog) or ``max_hold_time=math.inf``."""
+
+
+def _too_long(
+    what: str, name: str, argument: str, value: float, instead: str | None
+) -> ArgumentOverflowError:
+    hint = "" if instead is None else f"; for no end, {instead}"
+    return ArgumentOverflowError(
+        f"{what} {name!r}: {argument}={value!r} s is above the longest lease redisson-py"
+        f" sends to Redis, MAX_LEASE = 10**9 s (about 31.7 years){hint}"
+    )
 
 
 def check_lease(
@@ -50,8 +72,10 @@ def check_lease(
     argument: str = "lease_time",
 ) -> float | None:
     """The one check of a lease (and of an extension, which is a new lease):
-    ``lease_time`` must be a finite number of seconds, at least `MIN_LEASE` (1 ms),
-    or None where None is allowed (``none`` says what no lease means; ``none=None``: not
+    ``lease_time`` must be a finite number of seconds, at least `MIN_LEASE` (1 ms) and
+    at most `MAX_LEASE` (else an
+    [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError]), or None where
+    None is allowed (``none`` says what no lease means; ``none=None``: not
     allowed); else an [`ArgumentError`][redisson_py.errors.ArgumentError] naming the
     ``what`` (a lock, a semaphore...) ``name`` and the ``argument``."""
     if lease_time is None and none is not None:
@@ -67,6 +91,9 @@ def check_lease(
             f"{what} {name!r}: {argument} must be at least 0.001 s (1 ms){alternative};"
             f" got {lease_time!r}"
         )
+    if lease_time > MAX_LEASE:
+        instead = None if none is None else f"pass None ({none})"
+        raise _too_long(what, name, argument, lease_time, instead)
     return float(lease_time)
 
 
@@ -90,7 +117,7 @@ def check_max_hold(
     name: str, max_hold_time: float | None, lease: float | None, *, what: str = "lock"
 ) -> float | None:
     """``max_hold_time`` checked: None (the config's ``lockMaxHoldTime``), ``math.inf``
-    (no cap, whatever the config says) or at least `MIN_LEASE` seconds; an explicit cap
+    (no cap, whatever the config says) or `MIN_LEASE` to `MAX_LEASE` seconds; an explicit cap
     with a lease is an [`ArgumentError`][redisson_py.errors.ArgumentError] (a leased
     hold is never renewed: its lease is its cap)."""
     if max_hold_time is None:
@@ -104,6 +131,8 @@ def check_max_hold(
             f"{what} {name!r}: max_hold_time must be at least 0.001 s (1 ms), math.inf for"
             f" no cap, or None for the config's lockMaxHoldTime; got {max_hold_time!r}"
         )
+    if MAX_LEASE < max_hold_time < math.inf:
+        raise _too_long(what, name, "max_hold_time", max_hold_time, "pass math.inf")
     if lease is not None:
         raise ArgumentError(
             f"{what} {name!r}: max_hold_time caps the watchdog's renewals, and a hold with"
@@ -119,16 +148,33 @@ def release_failed_note(what: str, error: BaseException) -> str:
     return f"releasing {what} at the end of the block failed too: {type(error).__name__}: {error}"
 
 
-def acquire_wait(name: str, blocking: bool, timeout: float) -> float | None:
-    """``threading.Lock.acquire``'s arguments as a wait time (None: for ever)."""
+def acquire_wait(name: str, blocking: bool, timeout: float, timeout_max: float) -> float | None:
+    """``threading.Lock.acquire``'s arguments as a wait time (None: for ever), refused
+    as ``threading.Lock.acquire`` refuses them: a timeout that is not a number
+    ([`ArgumentTypeError`][redisson_py.errors.ArgumentTypeError], a ``TypeError``), a
+    non-blocking acquire with a timeout, a negative timeout but -1, NaN
+    ([`ArgumentError`][redisson_py.errors.ArgumentError], a ``ValueError``), a timeout
+    above ``timeout_max`` (the shell's ``threading.TIMEOUT_MAX``; infinity too:
+    [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError], an
+    ``OverflowError``)."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise ArgumentTypeError(f"lock {name!r}: timeout must be seconds, not {timeout!r}")
     if not blocking:
         if timeout != -1:
             raise ArgumentError(f"lock {name!r}: a non-blocking acquire cannot have a timeout")
         return 0.0
     if timeout == -1:
         return None
-    if timeout < 0:
-        raise ArgumentError(f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds")
+    if math.isnan(timeout) or timeout < 0:
+        raise ArgumentError(
+            f"lock {name!r}: timeout must be -1 (no limit) or 0 or more seconds; got {timeout!r}"
+        )
+    if timeout > timeout_max:
+        raise ArgumentOverflowError(
+            f"lock {name!r}: timeout={timeout!r} s is above threading.TIMEOUT_MAX"
+            f" ({timeout_max:g} s), which threading.Lock.acquire refuses too; use -1 to"
+            " wait for ever"
+        )
     return check_wait(name, timeout)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import select
 import socket
@@ -34,6 +35,15 @@ IS_ASYNC = False
 
 TIMES_ROUND_TRIPS = False
 """Round trips are bounded by the pools' socket timeouts (set per reply timeout)."""
+
+TIMEOUT_MAX = threading.TIMEOUT_MAX
+"""The longest ``acquire(timeout=...)``, in both shells: ``threading.Lock.acquire``'s
+own limit (a longer one raises ``OverflowError`` there, and here)."""
+
+LONGEST_WAIT = 3600.0
+"""The longest single wait of a background loop, in seconds: well below
+``threading.TIMEOUT_MAX`` on every platform (49.7 days on Windows); a loop whose next
+step is further off wakes, finds nothing due and waits again."""
 
 
 RUNTIME = Runtime(
@@ -84,9 +94,19 @@ class ConnectOnce:
         return None
 
 
+ERROR_PAUSE = 0.05
+"""Seconds a `Worker` waits before it runs a loop that failed again."""
+
+ERROR_PAUSE_MAX = 5.0
+"""The longest such wait, reached by doubling while the loop keeps failing at once."""
+
+log = logging.getLogger("redisson_py")
+
+
 class Worker:
     """A background loop (``target()``) run in a daemon thread, started again in a
-    forked child (which has none of its parent's threads)."""
+    forked child (which has none of its parent's threads). It never dies silently: an
+    error escaping the loop is logged at ERROR, and the loop runs again."""
 
     def __init__(self, name: str, target: Callable[[], None]):
         self._name = name
@@ -103,9 +123,27 @@ class Worker:
             if self._thread is not None and self._forks == forks.count:
                 return False
             self._forks = forks.count
-            self._thread = threading.Thread(target=self._target, name=self._name, daemon=True)
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
             return True
+
+    def _run(self) -> None:
+        """The loop, kept alive: an error that escapes it is logged at ERROR and the
+        loop runs again (after `ERROR_PAUSE`, doubled while it keeps failing, up to
+        `ERROR_PAUSE_MAX`), until `stop`; a loop that returns has ended."""
+        pause = ERROR_PAUSE
+        while True:
+            started = time.monotonic()
+            try:
+                self._target()
+                return
+            except Exception:
+                if self._thread is not threading.current_thread():
+                    return  # stopped (or a fork's new thread took over)
+                log.exception("background loop %s failed; it starts again", self._name)
+            pause = ERROR_PAUSE if time.monotonic() - started > ERROR_PAUSE_MAX else pause
+            time.sleep(pause)
+            pause = min(pause * 2, ERROR_PAUSE_MAX)
 
     def stop(self, *, wait: bool = True) -> None:
         """With ``wait``, join the thread (up to 5 s; not from within it). The loop

@@ -61,9 +61,13 @@ class LockProtocol:
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         """Take the lock, kept by the watchdog: wait for ever (the default), try once
         (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
-        taken. A non-blocking acquire with a timeout is an
-        [`ArgumentError`][redisson_py.errors.ArgumentError], as for `threading.Lock`."""
-        wait = acquire_wait(self._protocol_name(), blocking, timeout)
+        taken. Its arguments are refused as `threading.Lock.acquire` refuses them, with
+        the same exception types: a non-blocking acquire with a timeout, or a negative
+        timeout but -1, is an [`ArgumentError`][redisson_py.errors.ArgumentError] (a
+        ``ValueError``); a timeout above ``threading.TIMEOUT_MAX`` an
+        [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError] (an
+        ``OverflowError``)."""
+        wait = acquire_wait(self._protocol_name(), blocking, timeout, primitives.TIMEOUT_MAX)
         if wait is None:
             self.lock()
             return True

@@ -25,6 +25,7 @@ own when it needs them.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Generator
 from typing import Any
 
@@ -37,6 +38,20 @@ from redisson_py.sync import _primitives as primitives
 from redisson_py.sync.driver import run
 
 log = logging.getLogger("redisson_py.watchdog")
+
+ERROR_PAUSE = 0.05
+"""Seconds a watchdog loop pauses after an unexpected error before it goes on (no busy
+loop when the error repeats)."""
+
+
+def sleep_until(at: float, now: float) -> float | None:
+    """How long a loop waits for a step due at ``at`` (monotonic seconds; inf: nothing
+    due, wait until woken: None), never above `primitives.LONGEST_WAIT`: a timer far
+    off (a lease of years) would overflow ``threading``'s waits (``TIMEOUT_MAX``), and
+    a loop that wakes early finds nothing due and sleeps again."""
+    if at == math.inf:
+        return None
+    return min(primitives.LONGEST_WAIT, max(0.0, at - now))
 
 
 def _same(target: Any) -> Any:
@@ -110,30 +125,33 @@ class Watchdog:
         self._wake.set()
 
     def _loop(self) -> None:
+        # Nothing may end this loop but stop(): an unexpected error is logged at ERROR
+        # and the loop goes on (a dead loop would silently stop every renewal).
         while True:
-            wake_at = self._schedule.wake_at(self._state)
-            self._wake.wait(max(0.0, wake_at - self._state.clock()))
-            self._wake.clear()
-            if self._stopped:  # set by stop(), which woke the loop
-                return
             try:
+                wake_at = self._schedule.wake_at(self._state)
+                self._wake.wait(sleep_until(wake_at, self._state.clock()))
+                self._wake.clear()
+                if self._stopped:  # set by stop(), which woke the loop
+                    return
                 run(self._round(_same))
             except Exception:
-                log.exception("watchdog renewal round failed")
+                log.exception("watchdog renewal round failed; the watchdog goes on")
+                primitives.sleep(ERROR_PAUSE)
 
     def _report_loop(self) -> None:
+        # As _loop: only stop() ends it (a dead loop would silence every loss report).
         while True:
-            at = self._report_due()
-            # No hold: sleep until one is noticed (an infinite timeout is not a timeout).
-            timeout = None if at == float("inf") else max(0.0, at - self._state.clock())
-            self._report_wake.wait(timeout)
-            self._report_wake.clear()
-            if self._stopped:
-                return
             try:
+                at = self._report_due()
+                self._report_wake.wait(sleep_until(at, self._state.clock()))
+                self._report_wake.clear()
+                if self._stopped:
+                    return
                 self._report_step()
             except Exception:
-                log.exception("watchdog loss report failed")
+                log.exception("watchdog loss report failed; the reports go on")
+                primitives.sleep(ERROR_PAUSE)
 
     def renew_now(self) -> int:
         """Run one renewal round now; return how many holds it renewed."""

@@ -88,6 +88,30 @@ end
 """
 
 
+MAX_TTL_MS = 2**53 - 1
+"""The longest TTL (ms) a script accepts from its caller: the largest integer a Lua
+number holds exactly, and far below where Redis's PEXPIRE fails (it adds the TTL to its
+clock in ms in a signed 64-bit int: past about 9.2e18 ms). redisson-py's own calls
+never come near it (`redisson_py.core.handles.MAX_LEASE` is 10**12 ms)."""
+
+
+def ttl_guard(argument: str = "ARGV[1]") -> str:
+    """Lua for the very start of a script that writes a key and then gives it the
+    caller's TTL ``argument`` (a Lua expression, in ms): an error reply, before any
+    write, unless it is a whole number of ms in 1..`MAX_TTL_MS` written as Redis
+    reads an integer (no sign, no leading zero, no exponent). Without it a TTL that
+    PEXPIRE (or SET's PX) refuses fails the script after its first writes, and Redis
+    keeps them: a lock hash with no expiry, held for ever."""
+    return f"""
+local ttl_arg = {argument}
+if type(ttl_arg) ~= 'string' or not string.find(ttl_arg, '^[1-9]%d*$')
+        or tonumber(ttl_arg) > {MAX_TTL_MS} then
+    return redis.error_reply('ERR redisson-py: TTL ' .. tostring(ttl_arg)
+        .. ' is not a whole number of ms in 1..{MAX_TTL_MS}; nothing was written')
+end
+"""
+
+
 def publish(channel: str, message: str, command: str) -> str:
     """Lua that publishes ``message`` on ``channel`` with ``command`` (all Lua
     expressions), unless the command is empty."""
@@ -105,7 +129,10 @@ ACQUIRE = Script(
     # {0, pttl of the holder's key} when another owner holds it, {2, 0} when this
     # acquire was applied and then undone, or its hold is gone (a caller still waiting
     # starts a new acquire). One key, so it also runs in a slot that is migrating.
-    request_check()
+    # A lease that is not a whole number of ms in 1..MAX_TTL_MS: an error reply, and
+    # nothing written (ttl_guard).
+    ttl_guard()
+    + request_check()
     + """
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
     return {0, redis.call('pttl', KEYS[1])}
@@ -122,7 +149,8 @@ ACQUIRE_NON_REENTRANT = Script(
     # ACQUIRE's keys, arguments and replies, and {3, 0} when the owner already holds
     # the lock (Redisson's RedissonNonReentrantLock refuses a second acquire by its
     # holder at once, with IllegalMonitorStateException).
-    request_check()
+    ttl_guard()
+    + request_check()
     + """
 if redis.call('exists', KEYS[1]) == 1 then
     if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -234,8 +262,10 @@ EXTEND = Script(
     # KEYS[1] lock
     # ARGV[1] new TTL (ms, from now), ARGV[2] owner field
     # Reply: the owner's hold count when it holds the lock (its key now expires ARGV[1]
-    # ms from now), or nil when it holds none (nothing changes).
-    """
+    # ms from now), or nil when it holds none (nothing changes); an error reply for a
+    # TTL out of range (ttl_guard).
+    ttl_guard()
+    + """
 local held = redis.call('hget', KEYS[1], ARGV[2])
 if held == false then
     return nil

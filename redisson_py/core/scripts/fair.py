@@ -20,7 +20,7 @@ wait.
 from __future__ import annotations
 
 from redisson_py.core.effects import Script
-from redisson_py.core.scripts import old_hold_check, publish, request_check
+from redisson_py.core.scripts import old_hold_check, publish, request_check, ttl_guard
 
 QUEUE_PREFIX = "redisson_lock_queue"
 TIMEOUT_PREFIX = "redisson_lock_timeout"
@@ -94,8 +94,10 @@ ACQUIRE_FAIR = Script(
     # Reply: {1, hold count} granted (or by an earlier attempt of this request), {0, ms}
     # not granted: how long until it is worth trying again unwoken (the holder's TTL, or
     # when the head waiter would time out or its keepalive lapse), {2, 0} stale request
-    # (as ACQUIRE's), {3, 0} the owner already holds it and the lock is not reentrant.
-    request_check()
+    # (as ACQUIRE's), {3, 0} the owner already holds it and the lock is not reentrant;
+    # an error reply, before any write, for a lease out of range (ttl_guard).
+    ttl_guard()
+    + request_check()
     + _purge("ARGV[6]", caller="ARGV[2]")
     + """
 local head = redis.call('lindex', KEYS[2], 0)

@@ -10,7 +10,7 @@ the current token without incrementing it.
 from __future__ import annotations
 
 from redisson_py.core.effects import Script
-from redisson_py.core.scripts import request_check
+from redisson_py.core.scripts import request_check, ttl_guard
 
 TOKEN_PREFIX = "redisson_lock_token"
 
@@ -21,7 +21,8 @@ ACQUIRE_FENCED = Script(
     # Reply: {1, hold count, token} when held (a repeated attempt of the same request
     # returns the token it got), {0, pttl} when another owner holds it, {2, 0} as
     # ACQUIRE's (stale request).
-    request_check(", tonumber(redis.call('get', KEYS[2]))")
+    ttl_guard()
+    + request_check(", tonumber(redis.call('get', KEYS[2]))")
     + """
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 and redis.call('exists', KEYS[1]) == 1 then
     return {0, redis.call('pttl', KEYS[1])}

@@ -37,7 +37,7 @@ find no hold, and the watchdog reports the hold lost at its next round.
 from __future__ import annotations
 
 from redisson_py.core.effects import Script
-from redisson_py.core.scripts import old_hold_check, publish, request_check
+from redisson_py.core.scripts import old_hold_check, publish, request_check, ttl_guard
 
 CHANNEL_PREFIX = "redisson_rwlock"
 LATCHES_PREFIX = "redisson_py_acquire"
@@ -155,8 +155,10 @@ ACQUIRE_READ = Script(
     # request id (as ACQUIRE's), ARGV[5] the same owner's write field
     # Reply: as ACQUIRE's. Granted while the lock is free, in read mode, or write-held
     # by this same owner. A field of the owner's whose holds all ran out is dropped
-    # first, so the new hold is its first.
-    request_check(latches="KEYS[3]")
+    # first, so the new hold is its first. A lease out of range: an error reply, before
+    # any write (ttl_guard).
+    ttl_guard()
+    + request_check(latches="KEYS[3]")
     + _HOLDS_ALIVE
     + _KEEP_LATCHES
     + """
@@ -188,8 +190,10 @@ ACQUIRE_WRITE = Script(
     # request id (as ACQUIRE's)
     # Reply: as ACQUIRE's. Granted while the lock is free, or write-held by this owner
     # (a reentrant write keeps the longer of the key's TTL and the lease). The hash of a
-    # lone writer is {mode, write field}, as a Java writer's.
-    request_check(latches="KEYS[2]")
+    # lone writer is {mode, write field}, as a Java writer's. A lease out of range: an
+    # error reply, before any write (ttl_guard).
+    ttl_guard()
+    + request_check(latches="KEYS[2]")
     + _KEEP_LATCHES
     + """
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -464,8 +468,10 @@ EXTEND_READ = Script(
     # hash
     # ARGV[1] new TTL (ms, from now), ARGV[2] owner field
     # Reply: the owner's read hold count (its holds now expire ARGV[1] ms from now, and
-    # the hash no sooner), or nil when it holds none (or its holds all ran out).
-    _HOLDS_ALIVE
+    # the hash no sooner), or nil when it holds none (or its holds all ran out); an
+    # error reply for a TTL out of range (ttl_guard).
+    ttl_guard()
+    + _HOLDS_ALIVE
     + _KEEP_LATCHES
     + """
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
@@ -486,7 +492,8 @@ EXTEND_WRITE = Script(
     # KEYS[1] lock, KEYS[2] the acquire-latch hash
     # ARGV[1] new TTL (ms, from now), ARGV[2] write field
     # Reply: as EXTEND's (the writer's hold count, or nil when it holds none).
-    _KEEP_LATCHES
+    ttl_guard()
+    + _KEEP_LATCHES
     + """
 local held = redis.call('hget', KEYS[1], ARGV[2])
 if held == false then
