@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
-from redisson_py.config import Config
+from redisson_py.config import Config, ConfigNotice
 from redisson_py.errors import ConfigError
 
 __all__ = ["CONFIG_ENV", "add_common_options", "emit_json", "load_config", "text"]
@@ -35,7 +36,9 @@ def load_config(path: str | None) -> Config:
     """The config from ``path``, else from the file ``$REDISSON_PY_CONFIG`` names.
 
     Raises [`ConfigError`][redisson_py.errors.ConfigError] naming both when neither is given, or
-    when the file is invalid (the message names the key and line).
+    when the file is invalid (the message names the key and line). What the file sets that
+    has no effect here is printed on stderr, one ``warning: FILE, line N: key: ...``
+    sentence each, never as a Python warning (so no warnings filter ends the command).
     """
     source = path or os.environ.get(CONFIG_ENV) or None
     if source is None:
@@ -45,7 +48,11 @@ def load_config(path: str | None) -> Config:
         )
     if not os.path.isfile(source):
         raise ConfigError(f"config file {source!r} does not exist or is not a file")
-    return Config.from_yaml(source)
+    notices: list[ConfigNotice] = []
+    config = Config.from_yaml(source, notices=notices)
+    for notice in notices:
+        print(f"warning: {notice}", file=sys.stderr, flush=True)
+    return config
 
 
 def emit_json(document: dict[str, Any]) -> None:

@@ -93,3 +93,24 @@ def test_an_invalid_file_still_exits_2_without_traceback(tmp_path: Path) -> None
     document = json.loads(result.stdout)
     assert document["valid"] is False and "nameMapper" in document["error"]
     assert document["warnings"] == []
+
+
+def test_the_lock_commands_print_the_warnings_as_sentences_too(tmp_path: Path) -> None:
+    # A Java-only key ended `redisson-py lock ...` in a traceback under PYTHONWARNINGS=error.
+    path = tmp_path / "java.yaml"
+    path.write_text(
+        "singleServerConfig:\n  address: redis://127.0.0.1:1\n  connectTimeout: 500\nthreads: 4\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "redisson_py.cli", "lock", "status", "x", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+    )
+    assert "Traceback" not in result.stderr
+    assert f"warning: {path}, line 4: threads: ignored" in result.stderr
+    assert result.returncode == 1  # nothing listens on port 1: "cannot reach", said plainly
+    assert "cannot reach" in result.stderr
