@@ -92,6 +92,16 @@ def test_leased_permits_taken_together_come_back_together(
     with pytest.raises(PermitNotHeldError, match="reported lost"):
         alice(semaphore.release, ids)
     assert alice(semaphore.available_permits) == 3  # nothing released twice
+    # A list with one permit reported lost: none of it is released, all or nothing.
+    [short] = alice(semaphore.acquire, 0.5, permits=1)
+    kept = alice(semaphore.acquire)
+    time.sleep(1.0)
+    assert alice(semaphore.try_release, [short, kept]) == 0
+    with pytest.raises(PermitNotHeldError, match="none was released: reported lost"):
+        alice(semaphore.release, [kept, short])
+    assert alice(semaphore.acquired_permits) == 1  # kept is still acquired
+    assert alice(semaphore.try_release, [kept]) == 1
+    assert alice(semaphore.available_permits) == 3
 
 
 def test_a_waiter_for_n_permits_gets_them_once_n_are_free(

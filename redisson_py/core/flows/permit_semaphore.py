@@ -165,10 +165,10 @@ def try_release_many(ref: ObjectRef, permits: Sequence[bytes]) -> Flow:
     """Release ``permits`` in one script, all or nothing (Redisson's ``tryRelease`` of a
     list, since 3.41): when every one is acquired and its lease had not ended, all are
     released and the new count announced; else none is. How many were released: all of
-    them, or 0 (also when this client had reported any of them lost: then nothing is
-    sent)."""
-    released, _ = yield from _release(ref, permits)
-    return released
+    them, or 0, also when this client had reported any of them lost (for a list of
+    several, nothing is sent then)."""
+    released, why = yield from _release(ref, permits)
+    return released if why is None else 0
 
 
 def release(ref: ObjectRef, permit: bytes) -> Flow:
