@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
 
+from redisson_py.config.credentials import RotatingCredentials, rotating
 from redisson_py.config.decode import decode_config
 from redisson_py.config.diagnostics import ConfigNotice, Origin, suggest
 from redisson_py.config.encode import encode_settings
@@ -177,6 +178,9 @@ class Config(Settings):
     tcp_no_delay: bool = setting(Bool(), True)
 
     _origin: Origin | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _credential_provider: RotatingCredentials | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # -- topology -------------------------------------------------------------------------
 
@@ -450,6 +454,30 @@ class Config(Settings):
         return dump_yaml(self.to_dict(include_defaults=include_defaults))
 
     # -- connections ------------------------------------------------------------------------
+
+    def set_credential_provider(self, provider: object | None) -> Config:
+        """Take the data nodes' credentials from ``provider`` (redis-py's
+        ``CredentialProvider`` protocol: ``get_credentials()`` returning ``(password,)``
+        or ``(username, password)``; an ``async get_credentials_async()`` too, if it has
+        one, for the asyncio client), asked on every new connection, so credentials
+        that rotate (Entra ID, IAM tokens) keep working: see
+        `redisson_py.config.credentials`. It replaces ``username``/``password`` (and a
+        URL's user info) for data nodes; sentinels keep their own. ``None`` removes it.
+        Code only: the YAML ``credentialsResolver`` (a Java class) is ignored with a
+        warning pointing here. Returns the config.
+
+        Raises [`ConfigError`][redisson_py.errors.ConfigError] when ``provider`` has no
+        ``get_credentials()``.
+        """
+        self._credential_provider = None if provider is None else rotating(provider)
+        return self
+
+    @property
+    def credential_provider(self) -> RotatingCredentials | None:
+        """The provider given to
+        [`set_credential_provider`][redisson_py.config.Config.set_credential_provider],
+        wrapped for redis-py (its repr names the provider's type only)."""
+        return self._credential_provider
 
     def connection_kwargs(self, address: Address, *, sentinel: bool = False) -> dict[str, Any]:
         """Keyword arguments for redis-py's ``Connection``/``SSLConnection`` (sync or asyncio)

@@ -15,10 +15,20 @@ from redisson_py.core.state.client_state import LockSettings
 def connection_kwargs_for(
     config: Config, section: BaseConfig
 ) -> Callable[[Address, bool], dict[str, Any]]:
-    """(address, sentinel?) -> redis-py connection keyword arguments for ``section``."""
+    """(address, sentinel?) -> redis-py connection keyword arguments for ``section``;
+    for a data node, the config's credential provider in place of a password, if it has
+    one."""
+
+    provider = config.credential_provider
 
     def kwargs_for(address: Address, sentinel: bool) -> dict[str, Any]:
-        return connection_kwargs(section, address, protocol=config.protocol, sentinel=sentinel)
+        kwargs = connection_kwargs(section, address, protocol=config.protocol, sentinel=sentinel)
+        if provider is not None and not sentinel:
+            # Asked on every new connection (redis-py refuses it beside a password).
+            kwargs.pop("username", None)
+            kwargs.pop("password", None)
+            kwargs["credential_provider"] = provider
+        return kwargs
 
     return kwargs_for
 
