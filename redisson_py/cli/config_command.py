@@ -35,6 +35,12 @@ from redisson_py.sync.client import Redisson
 __all__ = ["register", "run_check"]
 
 EXIT_INVALID = 2
+_DEVELOPER_WARNINGS = (
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ResourceWarning,
+    ImportWarning,
+)
 EXIT_UNREACHABLE = 1
 
 
@@ -161,6 +167,9 @@ def _finish(
     *,
     error: bool = False,
 ) -> None:
+    # Warnings meant for developers (deprecations, unclosed resources) stay hidden, as
+    # Python's default filters hide them; the rest are said like notices.
+    caught = [c for c in caught if not issubclass(c.category, _DEVELOPER_WARNINGS)]
     document["warnings"] = [n.as_dict() for n in notices] + [_other_warning(c) for c in caught]
     if args.json:
         emit_json(document)
