@@ -87,7 +87,8 @@ _IGNORED_WHY: dict[str, str] = {
     "sslCiphers": "Java cipher names differ from OpenSSL's",
     "sslTrustManagerFactory": "a Java class",
     "sslKeyManagerFactory": "a Java class",
-    "credentialsResolver": "a Java class; give username and password instead",
+    "credentialsResolver": "a Java class; for credentials that rotate, give a provider in "
+    "code: Config.set_credential_provider() (redis-py's CredentialProvider protocol)",
     "commandMapper": "a Java class",
     "loadBalancer": "replicas serve no lock reads here",
     "failedSlaveCheckInterval": "deprecated in Redisson",

@@ -5,10 +5,11 @@ sentinels'; its values never show."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import pytest
 
-from redisson_py.config import Config, ConfigError, parse_address
+from redisson_py.config import Config, ConfigError, ConfigWarning, parse_address
 from redisson_py.config.credentials import RotatingCredentials
 from redisson_py.core.state.options import connection_kwargs_for
 
@@ -79,3 +80,16 @@ def test_it_never_shows_and_never_goes_to_yaml() -> None:
     assert SECRET not in config.to_yaml()
     assert Config.from_yaml(config.to_yaml()) == config  # not a setting: equal without it
     assert config.set_credential_provider(None).credential_provider is None
+
+
+def test_the_yaml_resolver_points_to_the_code_hook() -> None:
+    text = (
+        "singleServerConfig:\n  address: redis://127.0.0.1:6379\n"
+        "  credentialsResolver: !<com.example.TokenResolver> {}\n"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Config.from_yaml(text)
+    said = " ".join(str(w.message) for w in caught if issubclass(w.category, ConfigWarning))
+    assert "credentialsResolver" in said
+    assert "set_credential_provider" in said

@@ -69,6 +69,15 @@ def test_a_zero_scan_interval_is_refused() -> None:
         Config.from_yaml(YAML.replace("scanInterval: 2000", "scanInterval: 0"))
 
 
+def test_monitor_ip_changes_is_read_and_said_to_have_no_effect_yet() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = Config.from_yaml(YAML + "  monitorIPChanges: true\n")
+    assert config.server_config.monitor_ip_changes is True  # type: ignore[union-attr]
+    said = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
+    assert any("monitorIPChanges" in text and "no effect" in text for text in said), said
+
+
 def test_the_default_yaml_warns_of_nothing() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
