@@ -4,6 +4,8 @@ arguments, results and errors in both shells."""
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 import redisson_py
 import redisson_py.asyncio
-from redisson_py import ArgumentError
+from redisson_py import ArgumentError, ArgumentOverflowError
 from redisson_py.testing.owners import Flavor
 
 
@@ -61,7 +63,15 @@ def test_acquire_refuses_the_arguments_threading_lock_refuses(
         alice(lock.acquire, False, 1.0)
     with pytest.raises(ArgumentError, match="timeout must be -1"):
         alice(lock.acquire, True, -2)
+    # threading's bound, with its exception type (OverflowError), in both APIs.
+    for too_long in (1e100, threading.TIMEOUT_MAX + 1, math.inf):
+        with pytest.raises(ArgumentOverflowError, match=r"threading\.TIMEOUT_MAX"):
+            alice(lock.acquire, timeout=too_long)
+    with pytest.raises(ValueError, match="timeout must be -1"):
+        alice(lock.acquire, timeout=-100)
     assert alice(lock.locked) is False  # a refused call took nothing
+    assert alice(lock.acquire, timeout=threading.TIMEOUT_MAX) is True  # the bound itself
+    alice(lock.release)
 
 
 def test_owner_ids_are_ints_in_both_shells(flavor: Flavor) -> None:

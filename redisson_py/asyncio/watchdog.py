@@ -38,10 +38,6 @@ from redisson_py.core.state.holds import Hold
 
 log = logging.getLogger("redisson_py.watchdog")
 
-ERROR_PAUSE = 0.05
-"""Seconds a watchdog loop pauses after an unexpected error before it goes on (no busy
-loop when the error repeats)."""
-
 
 def sleep_until(at: float, now: float) -> float | None:
     """How long a loop waits for a step due at ``at`` (monotonic seconds; inf: nothing
@@ -139,7 +135,9 @@ class Watchdog:
 
     async def _loop(self) -> None:
         # Nothing may end this loop but stop(): an unexpected error is logged at ERROR
-        # and the loop goes on (a dead loop would silently stop every renewal).
+        # and the loop goes on (a dead loop would silently stop every renewal), after a
+        # pause that grows while the error repeats (no busy loop, no flood of logs).
+        pause = primitives.ERROR_PAUSE
         while True:
             try:
                 wake_at = self._schedule.wake_at(self._state)
@@ -148,12 +146,15 @@ class Watchdog:
                 if self._stopped:  # set by stop(), which woke the loop
                     return
                 await run(self._round(_same))
+                pause = primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog renewal round failed; the watchdog goes on")
-                await primitives.sleep(ERROR_PAUSE)
+                await primitives.sleep(pause)
+                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
 
     async def _report_loop(self) -> None:
         # As _loop: only stop() ends it (a dead loop would silence every loss report).
+        pause = primitives.ERROR_PAUSE
         while True:
             try:
                 at = self._report_due()
@@ -162,9 +163,11 @@ class Watchdog:
                 if self._stopped:
                     return
                 self._report_step()
+                pause = primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog loss report failed; the reports go on")
-                await primitives.sleep(ERROR_PAUSE)
+                await primitives.sleep(pause)
+                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
 
     async def renew_now(self) -> int:
         """Run one renewal round now; return how many holds it renewed."""

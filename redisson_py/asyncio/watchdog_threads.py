@@ -21,15 +21,12 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from redisson_py.asyncio._primitives import LONGEST_WAIT
+from redisson_py.asyncio._primitives import ERROR_PAUSE, ERROR_PAUSE_MAX, LONGEST_WAIT
 
 log = logging.getLogger("redisson_py.watchdog")
 
 Route = Callable[[Any], Any]
 """Maps an asyncio manager to the threaded one a round sends on."""
-
-ERROR_PAUSE = 0.05
-"""Seconds a thread pauses after an unexpected error before it goes on."""
 
 STOP_GRACE = 1.0
 """Seconds `RenewalThread.stop` waits, beyond one command timeout, for a round in
@@ -102,7 +99,9 @@ class _LoopThread:
 
     def _run(self) -> None:
         # Only halt() ends this loop: an unexpected error is logged at ERROR and the loop
-        # goes on (a dead thread would silently stop every renewal, or every report).
+        # goes on (a dead thread would silently stop every renewal, or every report),
+        # after a pause that grows while the error repeats.
+        pause = ERROR_PAUSE
         while not self._stopping.is_set():
             try:
                 at = self._wake_at()
@@ -115,9 +114,11 @@ class _LoopThread:
                 if self._stopping.is_set():
                     return
                 self._step()
+                pause = ERROR_PAUSE
             except Exception:
                 log.exception("%s failed; it goes on", self._name)
-                self._stopping.wait(ERROR_PAUSE)
+                self._stopping.wait(pause)
+                pause = min(pause * 2, ERROR_PAUSE_MAX)
 
 
 class WatchdogThreads:

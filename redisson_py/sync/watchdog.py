@@ -39,10 +39,6 @@ from redisson_py.sync.driver import run
 
 log = logging.getLogger("redisson_py.watchdog")
 
-ERROR_PAUSE = 0.05
-"""Seconds a watchdog loop pauses after an unexpected error before it goes on (no busy
-loop when the error repeats)."""
-
 
 def sleep_until(at: float, now: float) -> float | None:
     """How long a loop waits for a step due at ``at`` (monotonic seconds; inf: nothing
@@ -126,7 +122,9 @@ class Watchdog:
 
     def _loop(self) -> None:
         # Nothing may end this loop but stop(): an unexpected error is logged at ERROR
-        # and the loop goes on (a dead loop would silently stop every renewal).
+        # and the loop goes on (a dead loop would silently stop every renewal), after a
+        # pause that grows while the error repeats (no busy loop, no flood of logs).
+        pause = primitives.ERROR_PAUSE
         while True:
             try:
                 wake_at = self._schedule.wake_at(self._state)
@@ -135,12 +133,15 @@ class Watchdog:
                 if self._stopped:  # set by stop(), which woke the loop
                     return
                 run(self._round(_same))
+                pause = primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog renewal round failed; the watchdog goes on")
-                primitives.sleep(ERROR_PAUSE)
+                primitives.sleep(pause)
+                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
 
     def _report_loop(self) -> None:
         # As _loop: only stop() ends it (a dead loop would silence every loss report).
+        pause = primitives.ERROR_PAUSE
         while True:
             try:
                 at = self._report_due()
@@ -149,9 +150,11 @@ class Watchdog:
                 if self._stopped:
                     return
                 self._report_step()
+                pause = primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog loss report failed; the reports go on")
-                primitives.sleep(ERROR_PAUSE)
+                primitives.sleep(pause)
+                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
 
     def renew_now(self) -> int:
         """Run one renewal round now; return how many holds it renewed."""
