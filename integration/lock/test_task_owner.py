@@ -292,3 +292,18 @@ async def test_a_fenced_resource_writes_for_the_caller(
         await in_own_task(resource.delete(token))
         await in_own_task(lock.unlock())
         assert not await lock.is_locked()
+
+
+async def test_the_finished_owner_rule_holds_with_the_watchdog_on_the_loop(
+    single_topology: Topology, topology_config: Any, lock_name: str
+) -> None:
+    """``watchdog_thread=False`` (the rounds run as tasks on the loop): the same rule,
+    the hold of a finished task expires and is reported."""
+    lost: list[LockLost] = []
+    config = topology_config(single_topology, lock_watchdog_timeout=WATCHDOG)
+    async with await Redisson.create(config, watchdog_thread=False) as client:
+        lock = client.get_lock(lock_name, on_lock_lost=lost.append)
+        await asyncio.create_task(finished_holder(lock))
+        await wait_unlocked(lock, WATCHDOG + WATCHDOG / 3 + 1.5)
+        await asyncio.sleep(0.1)  # the report runs on the loop
+        assert [ORPHANED in event.reason for event in lost] == [True], lost
