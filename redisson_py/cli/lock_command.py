@@ -101,6 +101,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Operator commands for locks. The config comes from --config FILE or "
         "the file $REDISSON_PY_CONFIG names.",
     )
+    # --config is read before the lock command too (`lock --config FILE list`), as the
+    # description's wording invites; after it, it wins
+    parser.add_argument(
+        "--config",
+        dest="lock_config",
+        metavar="FILE",
+        default=None,
+        help="a Redisson YAML config (default: the file $REDISSON_PY_CONFIG names)",
+    )
     commands = parser.add_subparsers(title="lock commands", metavar="COMMAND")
 
     status = commands.add_parser(
@@ -186,6 +195,13 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _config_path(args: argparse.Namespace) -> str | None:
+    """``--config`` given after the lock command, else before it (``lock --config FILE``)."""
+    after: str | None = args.config
+    before: str | None = getattr(args, "lock_config", None)
+    return after or before
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return EXIT_USAGE
@@ -201,7 +217,7 @@ def _refuse(message: str) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     """Print the status of each named object; exit 0."""
-    config = load_config(args.config)
+    config = load_config(_config_path(args))
     with Redisson.create(config) as client:
         entries = [lock_status(client, name) for name in args.names]
     if args.json:
@@ -217,7 +233,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """List the lock-like objects on every master; exit 0 (1 with an error naming the
     node that could not be read)."""
-    config = load_config(args.config)
+    config = load_config(_config_path(args))
     with Redisson.create(config) as client:
         result = list_locks(client, args.pattern)
     if args.json:
@@ -236,7 +252,7 @@ def run_unlock(args: argparse.Namespace) -> int:
         return _refuse(f"'lock unlock' breaks whoever holds {args.name!r}: pass --force to do it")
     if not args.yes and not sys.stdin.isatty():
         return _refuse("no terminal to confirm on: pass --yes to force-unlock without asking")
-    config = load_config(args.config)
+    config = load_config(_config_path(args))
     with Redisson.create(config) as client:
         entry = lock_status(client, args.name)
         kind = entry["kind"]
@@ -371,7 +387,7 @@ def run_run(args: argparse.Namespace) -> int:
     if args.wait is not None and args.wait < 0:
         return _refuse("--wait must be at least 0")
     runner = _Runner(args.grace)
-    config = load_config(args.config)
+    config = load_config(_config_path(args))
     report: dict[str, Any] = {"name": args.name, "acquired": False, "lost": False, "status": None}
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for sig in previous:

@@ -67,3 +67,18 @@ def test_config_check_offline(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert "connectTimeout" in err and "line 3" in err and "pw-secret" not in err
     assert main(["config", "check", str(tmp_path / "absent.yaml"), "--json"]) == 2
     assert '"valid": false' in capsys.readouterr().out
+
+
+def test_config_before_the_lock_command_is_accepted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `redisson-py lock --help` shows --config FILE on `lock`: it is read there too
+    monkeypatch.delenv("REDISSON_PY_CONFIG", raising=False)
+    missing = tmp_path / "before.yaml"
+    for argv in (
+        ["lock", "--config", str(missing), "list"],
+        ["lock", "--config", str(missing), "status", "a"],
+        ["lock", "--config", "/elsewhere.yaml", "status", "a", "--config", str(missing)],
+    ):
+        assert main(argv) == 1, argv
+        assert str(missing) in capsys.readouterr().err
