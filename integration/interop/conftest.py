@@ -37,6 +37,14 @@ CELLS = [
 ]
 
 
+def cells(keep: Any) -> Any:
+    """``@cells(lambda kind, version: ...)``: run a test on the cells ``keep`` picks only."""
+    chosen = [c for c in CELLS if keep(*c)]
+    return pytest.mark.parametrize(
+        "cell", chosen, ids=[f"{kind}-{version}" for kind, version in chosen], indirect=True
+    )
+
+
 class _Peers:
     """The module's JVMs, one per version, started on first use."""
 
@@ -80,6 +88,23 @@ class Cell:
     def aux(self, prefix: str, name: str) -> str:
         """Auxiliary key or channel ``prefix`` of ``name`` (Redisson's ``prefixName``)."""
         return naming.prefixed_name(prefix, name, by_slot=self.by_slot)
+
+    def subscribers(self, channel: str) -> tuple[int, int]:
+        """Connections subscribed to ``channel`` on any data node: by SUBSCRIBE, and by
+        SSUBSCRIBE (sharded pub/sub, Redis 7)."""
+        plain = sharded = 0
+        for node in self.topology.data_nodes:
+            if node.state != "running":
+                continue
+            client = node.client()
+            try:
+                plain += int(dict(client.pubsub_numsub(channel)).get(channel, 0))
+                if self.by_slot:
+                    reply = client.execute_command("PUBSUB", "SHARDNUMSUB", channel)
+                    sharded += int(reply[1])
+            finally:
+                client.close()
+        return plain, sharded
 
     @contextlib.contextmanager
     def raw(self, name: str) -> Iterator[redis.Redis]:

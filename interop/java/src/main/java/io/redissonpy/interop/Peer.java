@@ -97,6 +97,9 @@ public final class Peer {
             case "fair": return c.getFairLock(name);
             case "spin": return c.getSpinLock(name);
             case "fenced": return c.getFencedLock(name);
+            // Redisson 4.x only: looked up by name, so the peer compiles against 3.x too.
+            case "nonreentrant": return byName(c, "getNonReentrantLock", name);
+            case "nonreentrantfair": return byName(c, "getNonReentrantFairLock", name);
             case "read": return c.getReadWriteLock(name).readLock();
             case "write": return c.getReadWriteLock(name).writeLock();
             case "multi": {
@@ -107,6 +110,16 @@ public final class Peer {
                 return new RedissonMultiLock(members.toArray(new RLock[0]));
             }
             default: throw new IllegalArgumentException("unknown lock kind " + kind);
+        }
+    }
+
+    private static RLock byName(RedissonClient c, String getter, String name) {
+        try {
+            return (RLock) RedissonClient.class.getMethod(getter, String.class).invoke(c, name);
+        } catch (NoSuchMethodException e) {
+            throw new UnsupportedOperationException(getter + " is not in this Redisson version");
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e.getCause());
         }
     }
 
