@@ -5,7 +5,15 @@ and channels: our own Lua, written from the data layouts the scripts' modules do
 ``redisson_rwlock:{name}``; non-reentrant and spin locks: the plain lock's layout), run
 with redis-py on the master of the name's slot. The two exclude each other and wake
 each other: a Java-style unlock wakes our waiter by its message (far sooner than a TTL),
-and our unlock publishes what a Redisson waiter listens for."""
+and our unlock publishes what a Redisson waiter listens for.
+
+The real Redisson (4.7.0 and 3.52.0) runs beside redisson-py in ``integration/interop``,
+for every kind, each way: that is where the behaviour is shared (exclusion, wake-ups,
+queue order, readers and writers). What stays here is what the Java program cannot
+show, Redis-level states between two calls read with redis-py: the payload each unlock
+publishes (0 or 1 on the read-write channel, nothing for the spin lock), the queue and
+timeout-set entries of the fair lock at each step and the message on a waiter's own
+channel, and the hash a Redisson read unlock leaves when our request-id field is in it."""
 
 from __future__ import annotations
 
