@@ -77,8 +77,9 @@ _MAX_SHARED = 10_000
 _bound: contextvars.ContextVar[tuple[asyncio.Task[Any] | None, int] | None] = (
     contextvars.ContextVar("redisson_py_bound_owner", default=None)
 )
-"""(the task running a lock method's call, the owner bound when it was called): see
-`binds_owner`."""
+"""(a task, the owner it acts for): the owner a lock method's call was bound to when it
+was called, while the call runs (see `binds_owner`), else the task's own id. Tasks
+inherit their creator's context: the pair counts only in the task it names."""
 
 
 def current_owner_id() -> int:
@@ -98,6 +99,9 @@ def current_owner_id() -> int:
     if owner is None:
         owner = _task_ids[task] = next(_next_id)
         _owner_tasks[owner] = task
+    # Kept in the task's context too: read there first from now on (a weak dictionary's
+    # look-up costs a weak reference a call).
+    _bound.set((task, owner))
     return owner
 
 
