@@ -101,6 +101,10 @@ class ConnectError(RedissonError, ConnectionError):
     (``attempts`` maps each address tried to the reason it failed, in the order tried),
     and by lock calls when the node serving the lock stayed unreachable through the
     retries the call had time for (``lock_name`` and ``address`` say which).
+
+    Raised by ``create()``, its message ends with what to do next (``next_step``): the
+    config file and line of the address and ``redisson-py config check FILE --connect``
+    for a config loaded from YAML, what to check for one built in code.
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class ConnectError(RedissonError, ConnectionError):
         self.attempts = dict(attempts or {})
         self.lock_name = lock_name
         self.address = address
+        self.next_step: str | None = None
 
 
 class CommandTimeoutError(RedissonError, TimeoutError):

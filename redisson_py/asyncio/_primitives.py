@@ -37,7 +37,8 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from types import TracebackType
+from typing import Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
 from redis._parsers import _AsyncRESP2Parser  # redis-py's pure-Python reader (read_directly)
 from redis.asyncio.connection import AbstractConnection
@@ -119,7 +120,11 @@ def binds_owner(
     runs the coroutine in a task of its own), ``asyncio.shield``, ``asyncio.gather``
     and ``asyncio.create_task(lock.lock())`` then all take the lock for the caller,
     whose ``unlock()`` releases it. Called outside a task (the coroutine made before
-    ``asyncio.run``), the task that runs the coroutine is the owner."""
+    ``asyncio.run``), the task that runs the coroutine is the owner.
+
+    The coroutine returned refuses a truth test (`UsageError`): ``if lock.try_lock():``
+    without ``await`` would run the branch without the lock (a coroutine is true)."""
+    name = method.__name__
 
     @functools.wraps(method)
     def call(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> Coroutine[Any, Any, _R]:
@@ -127,10 +132,71 @@ def binds_owner(
         try:
             owner = current_owner_id()
         except (RuntimeError, UsageError):  # no running loop, or no task
-            return coroutine
-        return _acting_for(owner, coroutine)
+            return _MustAwait(coroutine, coroutine, name)
+        return _MustAwait(_acting_for(owner, coroutine), coroutine, name)
 
     return call
+
+
+class _MustAwait(Coroutine[Any, Any, _R]):
+    """A lock method's coroutine, as it is, except that testing it for truth raises
+    `UsageError` saying to ``await`` it. A `collections.abc.Coroutine`, so
+    ``asyncio.create_task``, ``wait_for``, ``gather`` and ``shield`` take it."""
+
+    __slots__ = ("_coroutine", "_method", "_name")
+
+    def __init__(
+        self, coroutine: Coroutine[Any, Any, _R], method: Coroutine[Any, Any, _R], name: str
+    ) -> None:
+        self._coroutine = coroutine
+        self._method = method  # the method's own coroutine (the same, or the one it runs)
+        self._name = name
+
+    def send(self, value: Any) -> Any:
+        return self._coroutine.send(value)
+
+    def throw(
+        self,
+        typ: Any,
+        val: Any = None,
+        tb: TracebackType | None = None,
+    ) -> Any:
+        if val is None and tb is None:
+            return self._coroutine.throw(typ)
+        return self._coroutine.throw(typ, val, tb)
+
+    def close(self) -> None:
+        self._coroutine.close()
+
+    def __await__(self) -> Any:
+        return self._coroutine.__await__()
+
+    def __bool__(self) -> NoReturn:
+        # never run: closed, so no "never awaited" warning follows the error
+        self._coroutine.close()
+        self._method.close()
+        raise UsageError(
+            f"{self._name}() of an asyncio lock returns a coroutine, which is always true: "
+            f"write `if await lock.{self._name}(...):`"
+        )
+
+    def __repr__(self) -> str:
+        return repr(self._coroutine)
+
+
+def refuse_with(self: object) -> NoReturn:
+    """``__enter__`` of the asyncio locks: ``with lock:`` raises `UsageError` saying to
+    write ``async with`` (a plain ``with`` cannot wait for the lock without blocking the
+    event loop)."""
+    raise UsageError(
+        f"an asyncio lock ({type(self).__name__}) is entered with `async with`, in a "
+        "coroutine: write `async with ...:`, not `with ...:` (or use the threaded "
+        "redisson_py.Redisson)"
+    )
+
+
+def refuse_with_exit(self: object, *exc: object) -> None:
+    """``__exit__`` beside `refuse_with` (Python looks both up before calling either)."""
 
 
 async def _acting_for(owner: int, coroutine: Coroutine[Any, Any, _R]) -> _R:
@@ -167,6 +233,13 @@ def owner_finished(owner: str) -> bool:
     return task is None or task.done()
 
 
+def describe_owner(owner: str) -> str | None:
+    """`Runtime.describe_owner`: ``task NAME`` for the task the owner id ``owner`` was
+    given to, while that task is kept."""
+    task = _owner_tasks.get(int(owner)) if owner.isdecimal() else None
+    return None if task is None else f"task {task.get_name()}"
+
+
 RUNTIME = Runtime(
     clock=time.monotonic,
     wall_clock=time.time,
@@ -175,6 +248,7 @@ RUNTIME = Runtime(
     new_mutex=threading.Lock,
     await_later=await_later,
     owner_finished=owner_finished,
+    describe_owner=describe_owner,
 )
 """What the core takes from this shell (see
 `Runtime`)."""

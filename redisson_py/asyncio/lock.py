@@ -135,6 +135,9 @@ class LockProtocol:
         await self.lock()
         return self
 
+    __enter__ = primitives.refuse_with  # async only
+    __exit__ = primitives.refuse_with_exit  # async only
+
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
@@ -162,6 +165,9 @@ class Acquired(Generic[P]):
     def __init__(self, lock: P, wait: float | None, lease: float | None, max_hold: float | None):
         self._lock = lock
         self._wait, self._lease, self._max_hold = wait, lease, max_hold
+
+    __enter__ = primitives.refuse_with  # async only
+    __exit__ = primitives.refuse_with_exit  # async only
 
     async def __aenter__(self) -> P:
         lock = self._lock

@@ -36,7 +36,7 @@ from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
 from redisson_py.core import forks
 from redisson_py.core.effects import Call, CallResult, Direct, WakeRule
-from redisson_py.core.routing.failures import note_node
+from redisson_py.core.routing.failures import note_node, with_next_step
 from redisson_py.core.routing.manager_base import (
     REFRESH_THROTTLE,
     ConnectionKey,
@@ -50,6 +50,7 @@ from redisson_py.core.routing.refusals import stale_node
 from redisson_py.core.routing.topology import attached_replicas, parse_switch_master
 from redisson_py.core.routing.wire import Planned, as_refusal, finished, pack, settle
 from redisson_py.core.state.options import connection_kwargs_for
+from redisson_py.errors import ConnectError
 
 log = logging.getLogger("redisson_py.connection")
 
@@ -84,6 +85,10 @@ class ConnectionManager(ManagerBase):
         manager = cls(config)
         try:
             manager.view = await run(manager.mode.startup(manager))
+        except ConnectError as exc:
+            await manager.pools.close()
+            with_next_step(exc, config)  # its message: the file, the line, what to run
+            raise
         except BaseException:
             await manager.pools.close()
             raise

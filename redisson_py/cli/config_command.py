@@ -29,7 +29,7 @@ from typing import Any
 
 from redisson_py.cli.common import add_common_options, emit_json
 from redisson_py.config import Config, ConfigNotice, redact_address
-from redisson_py.errors import ConfigError, RedissonError
+from redisson_py.errors import ConfigError, ConnectError, RedissonError
 from redisson_py.sync.client import Redisson
 
 __all__ = ["register", "run_check"]
@@ -121,8 +121,11 @@ def _check(
     try:
         client = Redisson.create(config)
     except RedissonError as exc:
-        document["error"] = str(exc)
-        message = f"{args.file}: valid, but could not connect: {exc}"
+        reason = str(exc)
+        if isinstance(exc, ConnectError) and exc.next_step:
+            reason = reason.removesuffix(" " + exc.next_step)  # it says to run this command
+        document["error"] = reason
+        message = f"{args.file}: valid, but could not connect: {reason}"
         _finish(args, document, message, notices, caught, error=True)
         return EXIT_UNREACHABLE
     try:

@@ -46,8 +46,25 @@ LONGEST_WAIT = 3600.0
 step is further off wakes, finds nothing due and waits again."""
 
 
+_owner_threads: weakref.WeakValueDictionary[int, threading.Thread] = weakref.WeakValueDictionary()
+"""The thread each owner id was given to (`current_owner_id`), for error messages."""
+
+
+def describe_owner(owner: str) -> str | None:
+    """`Runtime.describe_owner`: ``thread NAME (ident N)`` for the thread the owner id
+    ``owner`` was given to, while that thread lives."""
+    thread = _owner_threads.get(int(owner)) if owner.isdecimal() else None
+    if thread is None or not thread.is_alive():
+        return None
+    return f"thread {thread.name} (ident {thread.ident})"
+
+
 RUNTIME = Runtime(
-    clock=time.monotonic, wall_clock=time.time, new_mutex=threading.Lock, await_later=await_later
+    clock=time.monotonic,
+    wall_clock=time.time,
+    new_mutex=threading.Lock,
+    await_later=await_later,
+    describe_owner=describe_owner,
 )
 """What the core takes from this shell (see
 `Runtime`)."""
@@ -314,6 +331,7 @@ def current_owner_id() -> int:
         return _owners.id  # type: ignore[no-any-return]
     except AttributeError:
         _owners.id = next(_owner_ids)
+        _owner_threads[_owners.id] = threading.current_thread()
         return _owners.id  # type: ignore[no-any-return]
 
 

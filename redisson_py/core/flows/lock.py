@@ -52,6 +52,7 @@ from redisson_py.core.flows.lock_kinds import (
     new_request_id,
 )
 from redisson_py.core.state import events, losses
+from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold, gone_text
 from redisson_py.errors import ArgumentError, HandOffError, LockNotOwnedError, LockReentryError
 
@@ -458,6 +459,32 @@ def forget_one_hold(ref: LockRef) -> None:
     holds.released(ref.name, ref.owner, holds.count(ref.name, ref.owner, ref.state.clock()) - 1)
 
 
+def owner_text(state: ClientState, owner: str) -> str:
+    """``owner`` (a field, ``<client id>:<owner id>``) as a reader knows it, with the
+    field: ``thread MainThread (ident 1234), field <uuid>:1``."""
+    described = state.runtime.describe_owner(owner.rpartition(":")[2])
+    return f"{described}, field {owner}" if described else f"owner {owner}"
+
+
+def not_held_reason(ref: LockRef) -> str:
+    """Why an owner this client knew no hold of cannot release ``ref``'s lock: another
+    owner of this client holds it, or this one never held it (or released it already)."""
+    others = sorted(
+        {h.owner for h in ref.state.holds.all_holds() if h.name == ref.name} - {ref.owner}
+    )
+    caller = owner_text(ref.state, ref.owner)
+    if others:
+        holder = owner_text(ref.state, others[0])
+        return (
+            f"it is held by another owner of this client ({holder}), not by this one "
+            f"({caller}); only the owner that locked it can unlock it"
+        )
+    return (
+        f"it is not locked by this owner ({caller}): it never locked it, or already "
+        "released every hold it had (each lock() needs its own unlock())"
+    )
+
+
 def unlock(ref: LockRef) -> Flow:
     """Release one hold. Raises
     [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when the owner holds
@@ -515,8 +542,8 @@ def unlock(ref: LockRef) -> Flow:
         gone = holds.gone_reason(ref.name, ref.owner, ref.state.clock())
         holds.forget(ref.name, ref.owner)
         holds.clear_lost(ref.name, ref.owner)
-        reason = gone or "it is not locked by this owner"
-        raise LockNotOwnedError(f"cannot unlock lock {ref.name!r}: {reason} (owner {ref.owner})")
+        reason = f"it was lost: {gone}" if gone else not_held_reason(ref)
+        raise LockNotOwnedError(f"cannot unlock lock {ref.name!r}: {reason}")
     holds.released(ref.name, ref.owner, left)
     if was_lost:
         raise LockNotOwnedError(
@@ -630,10 +657,8 @@ def extend(ref: LockRef, seconds: float) -> Flow:
     count = result.replies[0]
     if count is None:
         # The table keeps the hold: the watchdog reports it lost, as for any loss.
-        gone = (
-            "it is not locked by this owner" if hold is None else gone_text(hold, ref.state.clock())
-        )
-        raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone} (owner {ref.owner})")
+        gone = not_held_reason(ref) if hold is None else gone_text(hold, ref.state.clock())
+        raise LockNotOwnedError(f"cannot extend lock {ref.name!r}: {gone}")
     if result.synced < result.required and hold is not None:
         what = f"lock {ref.name!r}: extended"
         raise unsynced_extension(ref, hold, result, lease=seconds, sent_at=sent[0], what=what)

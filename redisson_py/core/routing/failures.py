@@ -17,6 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from redisson_py.config import Config
 from redisson_py.core.routing import refusals
 from redisson_py.errors import (
     CommandTimeoutError,
@@ -104,3 +105,41 @@ def _kind_of(subject: str) -> str:
     latch``); a MultiLock's or RedLock's members are locks."""
     found = _KIND.match(subject)
     return found.group(1) if found else "lock"
+
+
+# The setting that holds the addresses a client starts from, per topology section.
+_ADDRESS_SETTINGS = (
+    ("single_server_config", ("singleServerConfig", "address")),
+    ("master_slave_servers_config", ("masterSlaveServersConfig", "masterAddress")),
+    ("sentinel_servers_config", ("sentinelServersConfig", "sentinelAddresses")),
+    ("cluster_servers_config", ("clusterServersConfig", "nodeAddresses")),
+    ("replicated_servers_config", ("replicatedServersConfig", "nodeAddresses")),
+)
+
+
+def with_next_step(error: ConnectError, config: Config) -> ConnectError:
+    """``error`` (raised while a client starts) with where its addresses were set and what
+    to run next appended to its message: for a config loaded from a YAML file, the file,
+    the line of the address key and ``redisson-py config check FILE --connect``; for one
+    built in code, what to check. Returns ``error`` itself, so its traceback stays."""
+    path = next((p for attr, p in _ADDRESS_SETTINGS if getattr(config, attr) is not None), None)
+    origin = config._origin  # Config's record of where each key came from
+    source = origin.source if origin is not None else None
+    key = ".".join(path) if path else "the server address"
+    if origin is not None and source and not source.startswith("<"):
+        line = origin.lines.get(path) if path else None
+        where = f"{source}, line {line}" if line is not None else source
+        hint = (
+            f"The address is {key} in {where}; check it (and that the server is running) "
+            f"with: redisson-py config check {source} --connect"
+        )
+    else:
+        hint = (
+            f"Check {key} (host and port) and that the server is running there; with the "
+            "config in a YAML file, redisson-py config check FILE --connect says what it "
+            "reaches."
+        )
+    message = str(error.args[0]) if error.args else str(error)
+    error.next_step = hint
+    error.args = (f"{message.rstrip('.')}. {hint}", *error.args[1:])
+    return error

@@ -76,6 +76,10 @@ class LockSettings:
         return self.watchdog_timeout / 3
 
 
+def _undescribed(owner: str) -> str | None:
+    return None
+
+
 def _never_finished(owner: str) -> bool:
     """`Runtime.owner_finished` of a shell whose owners never finish with holds."""
     return False
@@ -104,6 +108,10 @@ class Runtime:
     id) has finished without releasing it: the asyncio shell's task is done. The
     watchdog then stops renewing that owner's holds (`HoldTable.orphan`). The threaded
     shell's default: never (a thread's holds stay renewed until its ``unlock()``)."""
+    describe_owner: Callable[[str], str | None] = _undescribed
+    """The owner a field's owner id (the part after the client id) names, as a reader
+    knows it (``thread MainThread``, ``task Task-3``), for error messages; None when the
+    shell no longer knows it (its thread or task is gone)."""
 
 
 def _now(report: Callable[[], None]) -> None:
