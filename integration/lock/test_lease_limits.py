@@ -6,7 +6,8 @@
   and the limit, before anything is sent: no key appears. Before, ``lock(sys.maxsize)``
   left a lock hash with no TTL (the script's HINCRBY ran, its PEXPIRE failed), held for
   ever, and a lease of 1e10 s killed the sync client's loss-report thread.
-- ``MAX_LEASE`` itself is a lease: taken, stored, released.
+- ``MAX_LEASE`` itself is a lease: taken, stored, released; a wait beyond it is a wait
+  for ever (its milliseconds overflowed the client's arithmetic past 1e305 s).
 - The scripts refuse a TTL Redis cannot store on their own, before any write: called
   directly (as an older client, or anything else, may), they leave no key behind.
 """
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -131,6 +133,23 @@ def test_max_lease_itself_is_taken_stored_and_released(
     holder(lock.extend, MAX_LEASE)
     holder(lock.unlock)
     assert flavor.run(admin.exists(lock_name)) == 0
+
+
+@pytest.mark.parametrize("wait", [1e12, 1e308])
+def test_a_wait_beyond_max_lease_waits_for_ever_and_takes_the_lock_when_released(
+    flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str, wait: float
+) -> None:
+    # 1e308 s is infinite in ms: the wait's arithmetic failed with an OverflowError.
+    client = flavor.create_client(topology_config(single_topology))
+    holder, waiter = flavor.owner("holder"), flavor.owner("waiter")
+    for lock in (client.get_lock(lock_name), client.get_fair_lock(f"{lock_name}:fair")):
+        holder(lock.lock)
+        waiting = waiter.start(lock.try_lock, wait)
+        time.sleep(0.3)
+        assert not waiting.done()
+        holder(lock.unlock)
+        assert waiting.result(timeout=10) is True
+        waiter(lock.unlock)
 
 
 def _script_cases(name: str) -> list[tuple[Script, list[str], list[Any], bool]]:

@@ -101,7 +101,10 @@ def check_wait(
     name: str, wait_time: float | None, *, what: str = "lock", argument: str = "wait_time"
 ) -> float | None:
     """``wait_time`` must be None (for ever) or a non-negative number of seconds; the
-    error names the ``what`` (a lock, a semaphore...) ``name`` and the ``argument``."""
+    error names the ``what`` (a lock, a semaphore...) ``name`` and the ``argument``. A
+    wait above `MAX_LEASE` (31.7 years; infinity too) is a wait for ever (None): its
+    milliseconds would overflow the client's timers (a float's range, past 1e305 s) and
+    a fair lock's queue entry would outlive any holder."""
     if wait_time is None:
         return None
     if isinstance(wait_time, bool) or not isinstance(wait_time, int | float):
@@ -110,7 +113,7 @@ def check_wait(
         raise ArgumentError(
             f"{what} {name!r}: {argument} must be 0 or more seconds; got {wait_time!r}"
         )
-    return None if math.isinf(wait_time) else float(wait_time)
+    return None if wait_time > MAX_LEASE else float(wait_time)
 
 
 def check_max_hold(

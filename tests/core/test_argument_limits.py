@@ -18,6 +18,7 @@ from redisson_py.core.handles import (
     acquire_wait,
     check_lease,
     check_max_hold,
+    check_wait,
 )
 from redisson_py.core.scripts import MAX_TTL_MS
 
@@ -66,9 +67,9 @@ def test_acquire_refuses_a_timeout_above_timeout_max_as_threading_does(timeout: 
 
 
 def test_acquire_takes_timeout_max_itself_and_refuses_what_threading_refuses() -> None:
-    assert acquire_wait("orders", True, threading.TIMEOUT_MAX, threading.TIMEOUT_MAX) == (
-        threading.TIMEOUT_MAX
-    )
+    # TIMEOUT_MAX (about 292 years) is taken: as a wait for ever, being above MAX_LEASE.
+    assert acquire_wait("orders", True, threading.TIMEOUT_MAX, threading.TIMEOUT_MAX) is None
+    assert acquire_wait("orders", True, 5, threading.TIMEOUT_MAX) == 5.0
     assert acquire_wait("orders", True, -1, threading.TIMEOUT_MAX) is None
     assert acquire_wait("orders", False, -1, threading.TIMEOUT_MAX) == 0.0
     for blocking, timeout in [(False, 1), (True, -100), (True, -0.5), (True, math.nan)]:
@@ -78,3 +79,11 @@ def test_acquire_takes_timeout_max_itself_and_refuses_what_threading_refuses() -
             acquire_wait("orders", blocking, timeout, threading.TIMEOUT_MAX)
     with pytest.raises(ArgumentTypeError):  # a TypeError, as threading's
         acquire_wait("orders", True, "5", threading.TIMEOUT_MAX)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wait", [MAX_LEASE + 1, 1e100, 1e308, math.inf])
+def test_a_wait_above_max_lease_is_a_wait_for_ever(wait: float) -> None:
+    # Its milliseconds would overflow (1e308 s is infinite in ms): None waits for ever.
+    assert check_wait("orders", wait) is None
+    assert acquire_wait("orders", True, threading.TIMEOUT_MAX, threading.TIMEOUT_MAX) is None
+    assert check_wait("orders", MAX_LEASE) == MAX_LEASE
