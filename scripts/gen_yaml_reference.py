@@ -48,7 +48,7 @@ INTRO = """# YAML reference
 redisson-py reads Redisson's own YAML (`Config.from_yaml(...)`: a path, YAML text or a stream):
 the keys below are Redisson's, with Redisson's units. Times are **milliseconds in YAML**
 and **seconds in Python** (`config.server_config.timeout == 3.0` for `timeout: 3000`).
-Exactly one of the four server sections is given. `${VAR}` in any value is replaced by
+Exactly one of the five server sections is given. `${VAR}` in any value is replaced by
 the environment variable `VAR` (a secret's value is then never shown: errors name the
 variable). Unknown keys are refused with the line they are on and the nearest known key.
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from redisson_py import Config
+from redisson_py.core.routing.naming import channel_name
 from redisson_py.errors import ConnectError
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
@@ -194,3 +195,24 @@ def test_a_node_down_at_startup_is_a_replica_to_probe(
     owner = flavor.owner("alice")
     assert owner(client.get_lock(lock_name).try_lock, 0.0, 30.0) is True
     owner(client.get_lock(lock_name).unlock)
+
+
+def test_a_subscription_moves_to_the_new_master(
+    flavor: Flavor, topology_factory: Callable[..., Topology], topology_config: Any, lock_name: str
+) -> None:
+    topology = topology_factory("replicated")
+    client = flavor.create_client(_config(topology, topology_config))
+    manager = client.connection_manager
+    channel = channel_name(lock_name)
+    subscription = flavor.run(manager.subscribe(channel, 5.0))
+    old = topology.master()
+    new = topology.failover(old)
+    _wait_for("the new master", lambda: _master_port(client) == new.port, SCAN + TIMEOUT)
+
+    # The subscription from before the failover now listens on the new master.
+    def heard() -> bool:
+        receivers = new.client().execute_command(manager.publish_command, channel, "0")
+        return bool(receivers) and bool(flavor.run(subscription.wait(0.5)))
+
+    _wait_for("a message published on the new master", heard, SCAN + TIMEOUT)
+    flavor.run(subscription.close())
