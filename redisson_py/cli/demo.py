@@ -55,6 +55,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+NEXT_STEP = """
+next: a lock from your own code, on a Redis that stays up:
+  redisson-py topology up single --detach > redisson.yaml
+  then the example under "Your first lock" in README.md (or docs/index.md)
+  redisson-py topology down single        # when done"""
+"""What the demo prints after a summary with nothing lost: the README's first lock."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo and print its summary; see the module docstring for the exit status."""
     options = DemoOptions.parse(
@@ -67,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     outcome = run_demo(options, sys.stdout)
     lines = format_summary(outcome.summary, title="")
     print("\n".join(lines[1:]), flush=True)
+    if outcome.ok and not outcome.interrupted:
+        print(NEXT_STEP, flush=True)
     for failure in outcome.failures:
         print(f"redisson-py: error: {failure}", file=sys.stderr, flush=True)
     if outcome.interrupted:

