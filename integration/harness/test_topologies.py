@@ -71,6 +71,28 @@ def test_master_replica(topology_factory: Factory, backend: str) -> None:
     assert topology.replicas_of(new) == others
 
 
+def test_replicated(topology_factory: Factory, backend: str) -> None:
+    topology = topology_factory("replicated", backend=backend)
+    master = topology.master()
+    replicas = topology.replicas_of(master)
+    assert len(replicas) == 2
+    # Every node listed, the master among them: the client finds it by its role.
+    config = topology.redisson_config()["replicatedServersConfig"]
+    assert config["nodeAddresses"] == [n.address for n in topology.data_nodes]
+    assert config["scanInterval"] == 1000
+
+    # A managed-style failover: a replica promoted, the others and the old master (still
+    # running) pointed at it, as a managed service does it.
+    new = topology.failover(master)
+    assert new in replicas
+    assert info(new)["role"] == "master"
+    assert sorted(n.name for n in topology.replicas_of(new)) == sorted(
+        n.name for n in topology.data_nodes if n is not new
+    )
+    assert info(master)["role"] == "slave"
+    assert topology.redisson_config()["replicatedServersConfig"] == config  # unchanged
+
+
 def test_sentinel_failover(topology_factory: Factory, backend: str) -> None:
     topology = topology_factory("sentinel", backend=backend)
     name = topology.master_name

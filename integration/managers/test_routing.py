@@ -12,7 +12,7 @@ from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 
 
-@pytest.fixture(params=["single", "master_replica", "sentinel", "cluster"])
+@pytest.fixture(params=["single", "master_replica", "replicated", "sentinel", "cluster"])
 def topology(request: pytest.FixtureRequest) -> Topology:
     fixture: Topology = request.getfixturevalue(f"{request.param}_topology")
     return fixture

@@ -1,8 +1,9 @@
 """Real Redis topologies on demand, and ways to break them: redisson-py's test harness.
 
-Start one of the topologies in ``topologies/`` (single, master-replica, sentinel, cluster,
-redlock) as local processes or containers, all on 127.0.0.1, and break it on purpose
-(kill, pause, restart, fail over; with ``network="namespace"``, partition it)::
+Start one of the topologies in ``topologies/`` (single, master-replica, replicated,
+sentinel, cluster, redlock) as local processes or containers, all on 127.0.0.1, and break
+it on purpose (kill, pause, restart, fail over; with ``network="namespace"``, partition
+it)::
 
     from redisson_py.testing import start_topology
 
