@@ -51,7 +51,13 @@ from redisson_py.sync.count_down_latch import CountDownLatch
 from redisson_py.sync.fenced_lock import FencedLock
 from redisson_py.sync.fenced_resource import FencedResource
 from redisson_py.sync.lock import Lock, current_owner_id
-from redisson_py.sync.lock_kinds import FairLock, NonReentrantFairLock, NonReentrantLock, SpinLock
+from redisson_py.sync.lock_kinds import (
+    FairLock,
+    NonReentrantFairLock,
+    NonReentrantLock,
+    QueuedLock,
+    SpinLock,
+)
 from redisson_py.sync.multilock import MultiLock, RedLock
 from redisson_py.sync.permit_semaphore import PermitExpirableSemaphore
 from redisson_py.sync.read_write_lock import ReadLock, ReadWriteLock, WriteLock
@@ -96,6 +102,7 @@ __all__ = [
     "NonReentrantLock",
     "PermitExpirableSemaphore",
     "PermitNotHeldError",
+    "QueuedLock",
     "ReadLock",
     "ReadWriteLock",
     "RedLock",

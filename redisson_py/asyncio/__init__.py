@@ -11,6 +11,7 @@ from redisson_py.asyncio.lock_kinds import (
     FairLock,
     NonReentrantFairLock,
     NonReentrantLock,
+    QueuedLock,
     SpinLock,
 )
 from redisson_py.asyncio.multilock import MultiLock, RedLock
@@ -79,6 +80,7 @@ __all__ = [
     "NonReentrantLock",
     "PermitExpirableSemaphore",
     "PermitNotHeldError",
+    "QueuedLock",
     "ReadLock",
     "ReadWriteLock",
     "RedLock",

@@ -19,6 +19,7 @@ from redisson_py.asyncio.lock_kinds import (
     FairLock,
     NonReentrantFairLock,
     NonReentrantLock,
+    QueuedLock,
     SpinLock,
 )
 from redisson_py.asyncio.manager import ConnectionManager
@@ -168,6 +169,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         the order they came."""
         self._check_open()
         return FairLock(self, name, on_lock_lost=on_lock_lost)
+
+    def get_queued_lock(self, name: str, *, on_lock_lost: LostCallback | None = None) -> QueuedLock:
+        """The queued lock ``name`` (redisson-py's own): the last unlock grants it to the
+        next waiter, first come first served, with no round trip of the waiter's own."""
+        self._check_open()
+        return QueuedLock(self, name, on_lock_lost=on_lock_lost)
 
     def get_non_reentrant_lock(
         self, name: str, *, on_lock_lost: LostCallback | None = None

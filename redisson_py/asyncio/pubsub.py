@@ -230,6 +230,11 @@ class Subscription:
         """Until a signal wakes this waiter (True) or ``timeout`` passes (False)."""
         return await self._service._wait(self._waiter, timeout)
 
+    @property
+    def last_message(self) -> bytes | str | None:
+        """The last message that came on the channel (None: none yet)."""
+        return self._sub.last_message
+
     async def close(self) -> None:
         if not self._closed:
             self._closed = True

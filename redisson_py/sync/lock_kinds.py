@@ -1,8 +1,10 @@
 # GENERATED from redisson_py/asyncio/lock_kinds.py by scripts/generate_sync.py: do not edit.
 # Edit the asyncio source, then run `python3 scripts/generate_sync.py`.
 """The reentrant lock's siblings (Redisson's ``RFairLock``, ``RSpinLock`` and their
-non-reentrant twins): the [`Lock`][redisson_py.Lock] API on other data layouts.
-What each kind does differently lives in `redisson_py.core.flows.lock_kinds`."""
+non-reentrant twins, and redisson-py's own queued lock): the
+[`Lock`][redisson_py.Lock] API on other data layouts. What each kind does
+differently lives in `redisson_py.core.flows.lock_kinds` (the queued lock's in
+`redisson_py.core.flows.queued_lock`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from redisson_py.core.flows.backoff import BackOff, ConstantBackOff, ExponentialBackOff
 from redisson_py.core.flows.lock_kinds import FAIR, NON_REENTRANT, NON_REENTRANT_FAIR, SpinKind
+from redisson_py.core.flows.queued_lock import QUEUED
 from redisson_py.core.state.holds import LostCallback
 from redisson_py.errors import ArgumentTypeError
 from redisson_py.sync.lock import Lock
@@ -34,6 +37,26 @@ class FairLock(Lock):
     """
 
     kind = FAIR
+
+
+class QueuedLock(Lock):
+    """A reentrant lock whose release grants it to the next waiter itself (redisson-py's
+    own kind; Java's Redisson has none like it, and its keys are its own).
+
+    Waiters queue in the server (``redisson_py_queued_lock_queue:{name}``, first come
+    first served); the last ``unlock()`` hands the lock to the first waiter whose
+    keepalive is live, in the same script, and tells that waiter on its own channel,
+    whose ``lock()`` then returns with no round trip of its own: half the hand-off time
+    of a lock whose woken waiter must ask again. A waiter tries again at least every
+    second while it waits, which keeps its place; a release skips a waiter silent for
+    3 seconds, and a grant its waiter never takes up (it died) expires within 5 seconds
+    and passes on. With replica sync on and replicas to wait for, a woken waiter
+    confirms its grant with one try (and ``WAIT``) before it returns. Owners that call
+    without waiting (``try_lock()``) never queue: they get the lock only when it is free
+    and nobody waits. Everything else is [`Lock`][redisson_py.Lock]'s.
+    """
+
+    kind = QUEUED
 
 
 class NonReentrantLock(Lock):

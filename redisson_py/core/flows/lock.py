@@ -75,6 +75,7 @@ class AcquireRequest:
     """
 
     __slots__ = (
+        "answered",
         "lease",
         "lease_ms",
         "max_hold",
@@ -112,6 +113,10 @@ class AcquireRequest:
         self.queued = False
         self.request_id = ""
         self.maybe_applied = False
+        self.answered: tuple[str, float, int] | None = None
+        """The last refusal: (request id, when its attempt was sent, the replicas its
+        WAIT asked for); a queued lock's waiter counts a grant passed on to it from
+        there (`redisson_py.core.flows.queued_lock`)."""
         self.renew()
 
     def renew(self) -> None:
@@ -220,6 +225,7 @@ def _acquire_once(
     reply = decode_acquire(result.replies[0])
     if not reply.acquired:
         acquire.queued = acquire.queued or acquire.queue
+        acquire.answered = (acquire.request_id, sent[0], result.required)
         return reply
     if result.synced < result.required:
         # The grant is certain but not replicated: take it back.
@@ -375,7 +381,14 @@ def try_lock(
             if keepalive is not None:
                 # each try keeps this waiter's queue entry alive (a fair lock)
                 pause = min(pause, keepalive)
-            yield nap(subscription, pause, left)
+            woken = yield nap(subscription, pause, left)
+            if woken and ref.kind.passes_on:
+                # A queued lock: the wake-up may be a grant a release passed on to this
+                # waiter, which then holds the lock with no round trip of its own.
+                granted = yield from ref.kind.passed_on(acquire, subscription)
+                if granted is not None:
+                    reply = granted
+                    continue
             reply = yield from attempt()
 
     subscription = None

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
 from redisson_py.core import scripts
-from redisson_py.core.effects import Arg, Command, ScriptCommand, Target, to_millis
+from redisson_py.core.effects import Arg, Command, Effect, ScriptCommand, Target, to_millis
 from redisson_py.core.flows.backoff import BackOff, ExponentialBackOff
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import fair, rwlock
@@ -107,6 +107,16 @@ class LockKind:
     keepalive: float | None = None
     """Longest sleep (seconds) of a waiter between two tries, when each try keeps its
     place in the queue alive (a fair lock); None: no such bound."""
+    passes_on = False
+    """True when a release grants the lock to the next waiter and tells it (a queued
+    lock): a woken waiter asks `passed_on` before it tries again."""
+
+    def passed_on(self, acquire: Any, subscription: Any) -> Generator[Effect, Any, Any]:
+        """For a kind that `passes_on`: the waiter of ``acquire`` was woken on
+        ``subscription``; its `AcquireReply` if a release granted it the lock (recorded
+        in the hold table), else None (it tries again)."""
+        yield from ()
+        return None
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         """Auxiliary key names of lock ``name`` the scripts need (computed once per lock)."""

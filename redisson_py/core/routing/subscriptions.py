@@ -85,6 +85,9 @@ class ChannelSub:
     """How many waiters a message wakes (see `wake_count`)."""
     idle_since: float | None = None
     """When the last waiter left (None while it has waiters)."""
+    last_message: bytes | str | None = None
+    """The last message that came on the channel (a queued lock's waiter reads the
+    grant it names)."""
 
     def signal(self, count: int) -> list[Waiter]:
         """Hand ``count`` wake-ups to the waiters asleep longest, one each (`ALL`: a
@@ -233,6 +236,7 @@ class SubscriptionTable:
         sub = self._subs.get(channel)
         if sub is None:
             return []
+        sub.last_message = message
         return sub.signal(wake_count(sub.rule, message))
 
     def node_lost(self, address: Address) -> list[Waiter]:
