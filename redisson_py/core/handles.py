@@ -50,7 +50,8 @@ adds the lease in ms to its clock in a signed 64-bit int (PEXPIRE fails past abo
 timers (``threading.TIMEOUT_MAX``, about 9.2e9 s on Linux; the event loop's timers;
 monotonic seconds plus a lease, still exact to the microsecond) do too. A longer value
 is an [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError] naming it and
-this limit; for "for ever", take no lease (the watchdog) or ``max_hold_time=math.inf``."""
+this limit; for "for ever", take no lease (the watchdog) or ``max_hold_time=math.inf``.
+A wait above it is a wait for ever (`check_wait`)."""
 
 
 def _too_long(
