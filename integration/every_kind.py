@@ -11,6 +11,7 @@ def watchdog_kinds(client: Any, name: str) -> dict[str, Any]:
     return {
         "reentrant": client.get_lock(f"{name}:reentrant"),
         "fair": client.get_fair_lock(f"{name}:fair"),
+        "queued": client.get_queued_lock(f"{name}:queued"),
         "spin": client.get_spin_lock(f"{name}:spin"),
         "fenced": client.get_fenced_lock(f"{name}:fenced"),
         "read": client.get_read_write_lock(f"{name}:rw-read").read_lock(),

@@ -75,7 +75,7 @@ def _run(raw: redis.Redis, command: Any) -> Any:
     return raw.eval(command.script.source, len(command.keys), *command.keys, *command.args)
 
 
-@pytest.mark.parametrize("kind", ["reentrant", "fair", "spin", "fenced", "read", "write"])
+@pytest.mark.parametrize("kind", ["reentrant", "fair", "queued", "spin", "fenced", "read", "write"])
 def test_every_kinds_release_of_an_earlier_hold_releases_nothing(
     single_topology: Topology, topology_config: Any, lock_name: str, kind: str
 ) -> None:
@@ -101,7 +101,7 @@ def test_every_kinds_release_of_an_earlier_hold_releases_nothing(
         client.shutdown()
 
 
-@pytest.mark.parametrize("kind", ["reentrant", "fair", "spin", "fenced", "read", "write"])
+@pytest.mark.parametrize("kind", ["reentrant", "fair", "queued", "spin", "fenced", "read", "write"])
 def test_every_kinds_release_of_a_hold_reported_lost_releases_no_later_hold(
     single_topology: Topology, topology_config: Any, lock_name: str, kind: str
 ) -> None:

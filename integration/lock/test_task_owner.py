@@ -44,6 +44,7 @@ def owner_topology(request: pytest.FixtureRequest) -> Topology:
 KINDS = [
     "reentrant",
     "fair",
+    "queued",
     "spin",
     "fenced",
     "read",

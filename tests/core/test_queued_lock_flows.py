@@ -1,0 +1,127 @@
+"""The queued lock's waiter, stepped through without Redis (as test_lock_kind_flows): a
+grant passed on to it is taken from the message with no round trip of its own, safe
+from the send of its last answered try; a message naming another request, a grant
+replicas must acknowledge, or one whose safe end has passed is confirmed with a try.
+Behaviour against real servers: integration/family/test_queued_lock.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from test_lock_flows import Stepper, granted, held
+from test_lock_kind_flows import command_of, make_ref
+
+from redisson_py.core.effects import Background, Call, CallResult, Subscribe, WaitSignal
+from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import lock_kinds, queued_lock
+from redisson_py.core.scripts import queued_lock as scripts
+from redisson_py.core.state.holds import safe_end
+
+
+@dataclass
+class Subscription:
+    """What the flow reads of a shell's subscription."""
+
+    last_message: str | bytes | None = None
+    behind: int = 0
+
+
+def waiting(
+    ref: lock_kinds.LockRef, *, wait: float | None = 10.0, lease: float | None = None
+) -> tuple[Stepper, str, Subscription, float]:
+    """A waiter refused once, subscribed, refused again (its queue entry refreshed at the
+    send time returned), now asleep on its channel."""
+    clock: Any = ref.state.clock
+    step = Stepper(lock_flows.try_lock(ref, wait, lease))
+    command = command_of(step.effect)
+    assert command.script is scripts.ACQUIRE_QUEUED
+    request_id = str(command.args[3])
+    subscribe = step.send(held(20_000))
+    assert isinstance(subscribe, Subscribe)
+    assert subscribe.channel == f"{scripts.CHANNEL_PREFIX}:{{res}}:{ref.owner}"
+    subscription = Subscription()
+    clock.now += 0.01
+    sent = clock.now
+    assert command_of(step.send(subscription)).args[3] == request_id  # tried again
+    wait_signal = step.send(held(20_000))
+    assert isinstance(wait_signal, WaitSignal)
+    assert wait_signal.timeout == pytest.approx(scripts.KEEPALIVE_INTERVAL)
+    return step, request_id, subscription, sent
+
+
+def test_the_latch_prefix_is_the_lock_kinds() -> None:
+    assert scripts.LATCH_PREFIX == lock_kinds.ACQUIRE_LATCH_PREFIX
+
+
+def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None:
+    ref = make_ref(queued_lock.QUEUED)
+    clock: Any = ref.state.clock
+    step, request_id, subscription, sent = waiting(ref)
+    clock.now += 0.8  # the message comes late: the hold counts from the try, not from it
+    subscription.last_message = request_id.encode()
+    take_up = step.send(True)
+    # no Call: the waiter holds the lock; its client takes the grant up in the background
+    assert isinstance(take_up, Background)
+    hold = ref.state.holds.get("res", ref.owner)
+    assert hold is not None and hold.count == 1 and hold.watchdog
+    assert hold.expires_at == pytest.approx(safe_end(sent, scripts.GRANT_TTL))
+    command = command_of(next(take_up.flow))
+    assert command.script is scripts.TAKE_UP
+    assert command.args == (
+        30_000,
+        ref.owner,
+        lock_kinds.acquire_latch_field(ref.owner),
+        request_id,
+    )
+    assert isinstance(step.send(None), type(step.effect))  # unsubscribe
+    step.send(None)
+    assert step.done and step.result is True
+
+
+def test_the_take_up_counts_as_a_renewal() -> None:
+    ref = make_ref(queued_lock.QUEUED)
+    step, request_id, subscription, _ = waiting(ref)
+    subscription.last_message = request_id
+    take_up = step.send(True)
+    assert isinstance(take_up, Background)
+    clock: Any = ref.state.clock
+    clock.now += 0.005
+    flow = take_up.flow
+    next(flow)
+    with pytest.raises(StopIteration):
+        flow.send(CallResult((1,)))
+    hold = ref.state.holds.get("res", ref.owner)
+    assert hold is not None
+    assert hold.expires_at == pytest.approx(safe_end(clock.now, 30.0))
+
+
+@pytest.mark.parametrize(
+    "case", ["another request's message", "replicas to wait for", "safe end passed", "long lease"]
+)
+def test_a_grant_that_cannot_be_counted_from_the_message_is_confirmed_by_a_try(
+    case: str,
+) -> None:
+    ref = make_ref(queued_lock.QUEUED)
+    clock: Any = ref.state.clock
+    lease = 60.0 if case == "long lease" else None
+    step = Stepper(lock_flows.try_lock(ref, 10.0, lease))
+    request_id = str(command_of(step.effect).args[3])
+    required = 1 if case == "replicas to wait for" else 0
+    refused = CallResult(([0, 20_000],), required=required, synced=required)
+    step.send(refused)
+    subscription = Subscription()
+    step.send(subscription)
+    step.send(refused)
+    subscription.last_message = "r-old" if case == "another request's message" else request_id
+    if case == "safe end passed":
+        clock.now += scripts.GRANT_TTL
+    retry = step.send(True)
+    assert isinstance(retry, Call)  # the usual try, which finds the grant by its id
+    assert command_of(retry).script is scripts.ACQUIRE_QUEUED
+    assert command_of(retry).args[3] == request_id
+    assert ref.state.holds.get("res", ref.owner) is None
+    step.send(granted(1, required=required, synced=required))
+    step.send(None)
+    assert step.done and step.result is True
