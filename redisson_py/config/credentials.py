@@ -11,8 +11,9 @@ bring here); redisson-py takes, in code, any object with redis-py's
 redis-py asks the provider for every connection it opens (lock calls, pub/sub, the
 watchdog's renewals, the topology probes), so a rotation needs nothing but new
 connections; those already open stay authenticated, as Redis keeps them. A connection
-refused at ``AUTH`` fails its call as a connection error, which the call retries
-(``retryAttempts``) on a new connection, asking the provider again.
+refused at ``AUTH`` is opened once more at once, asking the provider again (the
+managers' ``_send``), before its call fails as a connection error (which the call
+retries per ``retryAttempts``).
 """
 
 from __future__ import annotations

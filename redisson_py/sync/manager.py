@@ -26,8 +26,8 @@ from typing import Any
 
 import redis
 from redis.client import PubSub
+from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from redisson_py.config.addresses import Address
@@ -220,13 +220,16 @@ class ConnectionManager(ManagerBase):
         *,
         read: bool = False,
         probing: Group | None = None,
+        reauth: bool = True,
     ) -> Any:
         """Send ``commands`` on one connection of ``key``'s pool; return the connection
         (`_receive` reads it later). With ``read``, read their replies too, under
         the same round-trip timer, give
         the connection back and return the replies. With ``probing``, ask the master for
         its attached replicas first, on the same connection, and send the group's
-        commands raised to them (`Group.raise_required`) instead of ``commands``."""
+        commands raised to them (`Group.raise_required`) instead of ``commands``. With a
+        credential provider, a connection refused at AUTH (before anything was sent) is
+        opened once more (``reauth``), which asks the provider again."""
         address, timeout = key[0], key[1] or self.command_timeout
         pool, idle = self._slot(key)
         connection = self._idle_connection(idle)
@@ -249,6 +252,15 @@ class ConnectionManager(ManagerBase):
             if connection is not None:
                 connection.disconnect()
                 self._give(pool, idle, connection)
+            if (
+                reauth
+                and isinstance(error, AuthenticationError)
+                and self.config.credential_provider is not None
+            ):
+                # A rotation the provider had not caught up with on its first answer
+                # costs one more connection, not the call.
+                log.info("%s refused AUTH: asking the credential provider once more", address)
+                return self._send(key, commands, read=read, probing=probing, reauth=False)
             replacement = self._failed(error, address)
             if replacement is not error:
                 raise replacement from error
