@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from redisson_py.config import Config, parse_address
 from redisson_py.core.effects import Gather
 from redisson_py.core.routing.manager_base import ManagerBase
+from redisson_py.core.routing.modes import mode_for
 from redisson_py.core.routing.replicated import discover_replicated, parse_role
 from redisson_py.core.routing.wire import TopologyChanged
+from redisson_py.errors import ConnectError
 
 A, B, C = (parse_address(f"redis://127.0.0.1:{port}") for port in (7000, 7001, 7002))
 
@@ -110,3 +113,44 @@ def test_no_answer_keeps_the_last_view() -> None:
     assert discovery.view is None
     assert roles == {}
     assert set(discovery.errors) == {A, B, C}
+
+
+def _mode(**settings: Any) -> Any:
+    config = Config(**settings)
+    config.use_replicated_servers([str(A), str(B), str(C)])
+    return mode_for(config)
+
+
+def _startup(mode: Any, *rounds: list[Any]) -> Any:
+    flow = mode.startup(None)
+    effect = next(flow)
+    try:
+        for answers in rounds:
+            assert isinstance(effect, Gather)
+            effect = flow.send(answers)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError(f"the startup asked for more: {effect!r}")
+
+
+def test_startup_finds_the_master_then_checks_wait() -> None:
+    mode = _mode()
+    assert (mode.kind, mode.scan_interval, mode.seeds()) == ("replicated", 1.0, [A, B, C])
+    roles = [(_replica(7001),), (_master(5, 7000, 7002),), (_replica(7001),)]
+    waits = [(0,), ResponseError("WAIT cannot be used with replica instances")] * 2
+    view = _startup(mode, roles, [waits[0], waits[1], waits[1]])
+    assert view.masters == (B,)
+
+
+def test_startup_with_no_master_names_every_node_and_its_role() -> None:
+    down = RedisConnectionError("Connection refused")
+    with pytest.raises(ConnectError, match="no node of nodeAddresses is master") as raised:
+        _startup(_mode(), [(_replica(7001),), down, (_replica(7001),)])
+    assert raised.value.attempts[str(A)] == "role slave"
+    assert "Connection refused" in raised.value.attempts[str(B)]
+
+
+def test_startup_with_no_node_answering_lists_them() -> None:
+    down = RedisConnectionError("Connection refused")
+    with pytest.raises(ConnectError, match="cannot reach any node of nodeAddresses"):
+        _startup(_mode(), [down, down, down])
