@@ -11,6 +11,7 @@ them.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -82,11 +83,24 @@ def test_a_managed_failover_is_followed_within_a_scan_and_a_timeout(
     assert alice(held.try_lock, 0.0, 60.0) is True
     old = topology.master()
 
-    # No traffic: only the scan can find the new master.
+    # No traffic: only the scan can find the new master. The view is watched from
+    # before the promotion (the harness's failover also waits for the new links).
+    changed: list[float] = []
+
+    def watch() -> None:
+        while not changed and time.monotonic() - start < SCAN + TIMEOUT + 10.0:
+            if _master_port(client) not in (old.port, None):
+                changed.append(time.monotonic())
+            time.sleep(0.005)
+
+    start = time.monotonic()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     new = topology.failover(old)
-    followed = _wait_for(
-        "the scan finding the new master", lambda: _master_port(client) == new.port, SCAN + TIMEOUT
-    )
+    watcher.join()
+    assert changed, "the scan never found the new master"
+    followed = changed[0] - start
+    assert _master_port(client) == new.port
     print(f"\n[{flavor.name}] replicated failover followed by the scan in {followed:.3f} s")
     assert followed <= SCAN + TIMEOUT
     view = client.connection_manager.view
