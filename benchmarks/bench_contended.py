@@ -17,11 +17,15 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from benchmarks.bench_handoff import behind_delay
 from benchmarks.contenders import AsyncContender, Contender, Server
 from benchmarks.stats import jain_fairness, median
 from benchmarks.workers import spawned
 
-KINDS = ("ours", "ours-asyncio", "redis-py", "python-redis-lock", "pottery")
+KINDS = ("ours", "ours-queued", "ours-asyncio", "redis-py", "python-redis-lock", "pottery")
+RTT_KINDS = ("ours", "ours-queued", "python-redis-lock")
+"""The contenders of the contended run with a round trip added (issue 42)."""
+RTT_DELAY = 0.001
 PROCESSES = 2
 OWNERS = 4
 WINDOWS = 3
@@ -121,9 +125,16 @@ def _measure(kind: str, server: Server, window: float) -> dict[str, Any]:
     }
 
 
-def run(server: Server, *, window: float = 2.0) -> dict[str, Any]:
+def run_rtt(server: Server, *, delay: float = RTT_DELAY, window: float = 2.0) -> dict[str, Any]:
+    """`run` of `RTT_KINDS` with ``delay`` seconds of round trip added between every
+    process and the server (a delay proxy)."""
+    with behind_delay(server, delay) as proxied:
+        return {**run(proxied, window=window, kinds=RTT_KINDS), "delay_seconds": delay}
+
+
+def run(server: Server, *, window: float = 2.0, kinds: tuple[str, ...] = KINDS) -> dict[str, Any]:
     """Acquisitions/s of every kind under contention, with fairness."""
-    results = {kind: _measure(kind, server, window) for kind in KINDS}
+    results = {kind: _measure(kind, server, window) for kind in kinds}
     return {
         "unit": "acquisitions/s",
         "layout": f"{PROCESSES} processes x {OWNERS} owners",

@@ -17,9 +17,11 @@ hand-off each in a rotating order.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -35,10 +37,13 @@ from benchmarks.contenders import (
     latch_millis,
     redisson_config,
 )
+from benchmarks.rtt_proxy import serve_delayed
 from benchmarks.stats import distribution
 from redisson_py.core import scripts
 
-KINDS = ("ours", "redis-py", "python-redis-lock")
+KINDS = ("ours", "ours-queued", "redis-py", "python-redis-lock")
+RTTS = (0.0, 0.0005, 0.001, 0.002)
+"""Round trips added by delay proxies for the hand-off against round trip (issue 42)."""
 REFERENCE = "reference"
 HOLD_MIN, HOLD_SPREAD = 0.005, 0.100
 
@@ -174,3 +179,43 @@ def run(server: Server, *, count: int = 220, warmup: int = 10, seed: int = 7) ->
         "summary": summary,
         "ratio_p50_vs_reference": {k: summary[k]["p50"] / reference_p50 for k in samples},
     }
+
+
+@contextlib.contextmanager
+def behind_delay(server: Server, delay: float) -> Iterator[Server]:
+    """``server`` itself (``delay`` 0), or a proxy to it adding ``delay`` seconds of
+    round trip, served by a process of its own (see `serve_delayed`)."""
+    if delay <= 0:
+        yield server
+        return
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(
+        target=serve_delayed, args=(theirs, [server.port], delay), daemon=True
+    )
+    process.start()
+    try:
+        if not ours.poll(60):
+            raise RuntimeError("the delay proxy did not start")
+        [port] = ours.recv()
+        yield Server(port)
+    finally:
+        with contextlib.suppress(OSError):  # the proxy process is gone already
+            ours.send("stop")
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def run_rtt(
+    server: Server, *, delays: tuple[float, ...] = RTTS, count: int = 60, warmup: int = 5
+) -> dict[str, Any]:
+    """The hand-off of every kind and the reference, with each of ``delays`` of round
+    trip added between every process and the server (issue 42's plot)."""
+    by_delay: dict[str, Any] = {}
+    for delay in delays:
+        with behind_delay(server, delay) as proxied:
+            result = run(proxied, count=count, warmup=warmup)
+        by_delay[f"{delay * 1000:g}"] = {"delay_seconds": delay, **result}
+    return {"unit": "seconds", "delays_ms": [d * 1000 for d in delays], "by_delay": by_delay}

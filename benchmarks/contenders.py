@@ -76,6 +76,7 @@ LABELS = {
     "floor-asyncio-queued": "bound, asyncio: 2 scripts per acquisition, tasks queued in process",
     "floor-asyncio-waiting": "floor, asyncio: the scripts, waiting on the unlock message",
     "ours": "redisson-py",
+    "ours-queued": "redisson-py QueuedLock",
     "ours-asyncio": "redisson-py asyncio",
     "redis-py": "redis-py Lock",
     "python-redis-lock": "python-redis-lock",
@@ -234,7 +235,7 @@ class Contender:
                 for client in self.clients:
                     for source in (scripts.ACQUIRE.source, scripts.RELEASE.source):
                         client.script_load(source)
-        elif kind in ("ours", "ours-redlock"):
+        elif kind in ("ours", "ours-queued", "ours-redlock"):
             self.redissons = [Redisson.create(redisson_config(s)) for s in servers]
             self._closers += [c.shutdown for c in self.redissons]
         else:
@@ -250,6 +251,9 @@ class Contender:
         if kind == "ours":
             lock = self.redissons[0].get_lock(name)
             return Cycle(lock.lock, lock.unlock)
+        if kind == "ours-queued":
+            queued = self.redissons[0].get_queued_lock(name)
+            return Cycle(queued.lock, queued.unlock)
         if kind == "ours-redlock":
             red = RedLock.for_name(name, self.redissons)
             return Cycle(red.lock, red.unlock)

@@ -187,6 +187,28 @@ def memory(directory: Path, mem: dict[str, Any]) -> Path:
     return path
 
 
+def handoff_rtt(directory: Path, ho: dict[str, Any]) -> Path:
+    """Hand-off p50 of every contender against the round trip added (issue 42)."""
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    delays = list(ho["by_delay"])
+    kinds = list(ho["by_delay"][delays[0]]["summary"])
+    for kind in kinds:
+        values = [ho["by_delay"][d]["summary"][kind]["p50"] * 1000 for d in delays]
+        style = "--" if kind == "reference" else "-"
+        axes.plot([float(d) for d in delays], values, style, marker="o", label=LABELS[kind])
+    axes.set_xlabel("round trip added by the delay proxy, ms")
+    axes.set_yscale("log")  # redis-py's polling waiter is tens of ms above the rest
+    axes.set_ylabel("hand-off p50, ms (log scale)")
+    axes.set_title("Hand-off latency against round trip")
+    axes.grid(True, alpha=0.3)
+    axes.legend(loc="upper left", fontsize=9)
+    figure.tight_layout()
+    path = directory / "handoff_rtt.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
     """Every plot whose benchmark ran."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -200,6 +222,8 @@ def draw_all(directory: Path, results: dict[str, Any]) -> list[Path]:
         paths.append(
             contended(directory, results["contended"], un["median"]["floor"] if un else None)
         )
+    if results.get("queued", {}).get("handoff_rtt"):
+        paths.append(handoff_rtt(directory, results["queued"]["handoff_rtt"]))
     if results.get("asyncio_contended"):
         paths.append(asyncio_contended(directory, results["asyncio_contended"]))
     if results.get("redlock"):

@@ -114,6 +114,43 @@ def _contended(co: dict[str, Any], floor_rate: float | None) -> list[str]:
     ]
 
 
+def _queued(qu: dict[str, Any]) -> list[str]:
+    """Issue 42: hand-off p50 of every contender against the added round trip, and the
+    contended run with a round trip added."""
+    lines = []
+    ho = qu.get("handoff_rtt")
+    if ho:
+        delays = list(ho["by_delay"])
+        kinds = list(ho["by_delay"][delays[0]]["summary"])
+        rows = [
+            [LABELS[kind], *(_ms(ho["by_delay"][d]["summary"][kind]["p50"]) for d in delays)]
+            for kind in kinds
+        ]
+        lines += [
+            "## Hand-off against round trip (the queued lock, issue 42)",
+            "",
+            "Hand-off p50 (as above) with a delay proxy adding the round trip shown between "
+            "every process and the server.",
+            "",
+            *_table(["contender", *(f"+{d} ms" for d in delays)], rows),
+            "",
+        ]
+    co = qu.get("contended_rtt")
+    if co:
+        rows = [
+            [LABELS[kind], f"{r['rate']:,.0f}", f"{r['fairness']:.3f}"]
+            for kind, r in co["results"].items()
+        ]
+        lines += [
+            f"## Contended with {co['delay_seconds'] * 1000:g} ms added: {co['layout']} on one"
+            " lock",
+            "",
+            *_table(["contender", "acquisitions/s", "fairness"], rows),
+            "",
+        ]
+    return lines
+
+
 def _asyncio_contended(ac: dict[str, Any]) -> list[str]:
     floor = ac["median"]["floor-asyncio-waiting"]
     rows = [
@@ -335,6 +372,8 @@ def markdown(document: dict[str, Any], verdicts: list[Verdict]) -> str:
         lines += _handoff(results["handoff"])
     if results.get("contended"):
         lines += _contended(results["contended"], un["median"]["floor"] if un else None)
+    if results.get("queued"):
+        lines += _queued(results["queued"])
     if results.get("asyncio_contended"):
         lines += _asyncio_contended(results["asyncio_contended"])
     if results.get("redlock"):

@@ -45,6 +45,7 @@ ALL = (
     "uncontended",
     "handoff",
     "contended",
+    "queued",
     "asyncio_contended",
     "redlock",
     "cluster",
@@ -257,13 +258,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             "handoff": lambda: bench_handoff.run(server, count=20 if quick else 220),
             "contended": lambda: bench_contended.run(server, window=0.3 if quick else 2.0),
+            "queued": lambda: {
+                "handoff_rtt": bench_handoff.run_rtt(
+                    server, count=10 if quick else 60, warmup=2 if quick else 5
+                ),
+                "contended_rtt": bench_contended.run_rtt(server, window=0.3 if quick else 2.0),
+            },
             "asyncio_contended": lambda: bench_asyncio_contended.run(
                 server, rounds=2 if quick else 3, window=0.3 if quick else 2.0
             ),
             "watchdog": lambda: _watchdog(server, quick),
             "memory": lambda: bench_memory.run(server, cycles=cycles),
         }
-        for name in ("uncontended", "handoff", "contended", "asyncio_contended"):
+        for name in ("uncontended", "handoff", "contended", "queued", "asyncio_contended"):
             if name in chosen:
                 results[name] = _timed(name, steps[name])
         if "redlock" in chosen:

@@ -25,6 +25,13 @@ ASYNCIO_CONTENDED_MIN_RATIO = 0.9
 """100 asyncio tasks on 10 locks: at least this share of the same work by the raw scripts
 (waiting on the unlock message), and of the raw scripts with the tasks queued in the
 process (the bound: no round trip spent waiting)."""
+QUEUED_HANDOFF_MAX_VS_REFERENCE = 0.6
+"""Issue 42: the queued lock's hand-off p50, at 1 ms of added round trip, at most this
+share of the pub/sub bound (PUBLISH + 1 round trip) measured beside it."""
+QUEUED_CONTENDED_MIN_RATIO = 1.6
+"""Issue 42: the queued lock's contended rate at 1 ms, at least this multiple of
+python-redis-lock's and of the reentrant lock's, with fairness >= CONTENDED_MIN_FAIRNESS."""
+QUEUED_RTT_MS = "1"
 REDLOCK5_MAX_VS_FLOOR = 1.25
 REDLOCK5_MAX_VS_SINGLE_RTT = 1.3
 CLUSTER_MIN_RATIO = 0.9
@@ -263,10 +270,60 @@ def _memory(mem: dict[str, Any]) -> list[Verdict]:
     ]
 
 
+def _queued(qu: dict[str, Any]) -> list[Verdict]:
+    """Issue 42's targets for the queued lock: hand-off against the pub/sub bound at 1 ms
+    and against python-redis-lock's on loopback; contended rate and fairness at 1 ms."""
+    verdicts: list[Verdict] = []
+    by_delay = qu.get("handoff_rtt", {}).get("by_delay", {})
+    at_rtt, loopback = by_delay.get(QUEUED_RTT_MS), by_delay.get("0")
+    if at_rtt:
+        ours, ref = at_rtt["summary"]["ours-queued"], at_rtt["summary"]["reference"]
+        ratio = ours["p50"] / ref["p50"]
+        verdicts.append(
+            Verdict(
+                "queued lock",
+                f"hand-off p50 at {QUEUED_RTT_MS} ms added round trip <= "
+                f"{QUEUED_HANDOFF_MAX_VS_REFERENCE}x the pub/sub bound (PUBLISH + 1 round trip)",
+                f"{_x(ratio)} ({_ms(ours['p50'])} vs {_ms(ref['p50'])}; {ours['count']} hand-offs)",
+                ratio <= QUEUED_HANDOFF_MAX_VS_REFERENCE,
+            )
+        )
+    if loopback:
+        ours, peer = loopback["summary"]["ours-queued"], loopback["summary"]["python-redis-lock"]
+        verdicts.append(
+            Verdict(
+                "queued lock",
+                "hand-off p50 on loopback below python-redis-lock's",
+                f"{_ms(ours['p50'])} vs {_ms(peer['p50'])} ({_x(ours['p50'] / peer['p50'])})",
+                ours["p50"] < peer["p50"],
+            )
+        )
+    co = qu.get("contended_rtt")
+    if co:
+        results = co["results"]
+        queued = results["ours-queued"]
+        ratios = {k: queued["rate"] / results[k]["rate"] for k in ("python-redis-lock", "ours")}
+        verdicts.append(
+            Verdict(
+                "queued lock",
+                f"contended acquisitions/s at {co['delay_seconds'] * 1000:g} ms >= "
+                f"{QUEUED_CONTENDED_MIN_RATIO}x python-redis-lock's and the reentrant lock's, "
+                f"fairness >= {CONTENDED_MIN_FAIRNESS}",
+                f"{_x(ratios['python-redis-lock'])} python-redis-lock's, {_x(ratios['ours'])} "
+                f"the reentrant lock's ({queued['rate']:,.0f}/s, fairness "
+                f"{queued['fairness']:.3f})",
+                min(ratios.values()) >= QUEUED_CONTENDED_MIN_RATIO
+                and queued["fairness"] >= CONTENDED_MIN_FAIRNESS,
+            )
+        )
+    return verdicts
+
+
 JUDGES = {
     "uncontended": _uncontended,
     "handoff": _handoff,
     "contended": _contended,
+    "queued": _queued,
     "asyncio_contended": _asyncio_contended,
     "redlock": _redlock,
     "cluster": _cluster,
