@@ -57,7 +57,7 @@ class TopologyView:
     def single_master(
         cls, master: Address, replicas: Sequence[Address] = (), healthy: int | None = None
     ) -> TopologyView:
-        """A view where ``master`` owns every slot (single, master/slave, sentinel)."""
+        """A view where ``master`` owns every slot (single, master/slave, sentinel, replicated)."""
         return cls(
             masters=(master,),
             slot_starts=(0,),

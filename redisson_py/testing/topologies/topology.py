@@ -185,7 +185,8 @@ class Topology:
         return [n for n, role in self._answering(self.data_nodes) if role == "slave"]
 
     def master(self) -> Node:
-        """The current master of a one-master topology (single, master-replica, sentinel).
+        """The current master of a one-master topology (single, master-replica,
+        replicated, sentinel).
 
         For the sentinel layout, the node the sentinels name (the first answering
         sentinel is asked); otherwise the data node that reports role master. Raises
