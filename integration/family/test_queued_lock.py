@@ -293,3 +293,14 @@ def test_a_failover_during_a_hand_off_leaves_one_holder(
         fields = [f for f in raw.hkeys(lock_name) if not f.startswith("redisson_py_")]
     assert fields == [bob_field], (fields, alice_released)
     bob(lock.unlock)
+
+
+def test_a_group_refuses_a_queued_member(
+    flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str
+) -> None:
+    client = flavor.create_client(topology_config(single_topology))
+    queued = client.get_queued_lock(f"{lock_name}:q")
+    with pytest.raises(redisson_py.ArgumentError, match="queued lock"):
+        flavor.multilock(queued, client.get_lock(f"{lock_name}:r"))
+    with pytest.raises(redisson_py.ArgumentError, match="queued lock"):
+        flavor.redlock(client.get_lock(f"{lock_name}:r"), queued)
