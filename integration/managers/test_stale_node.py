@@ -76,3 +76,27 @@ def test_a_readonly_reply_closes_its_connection(
             time.sleep(0.01)
     # Closed at once, not given back to the pool.
     assert _writes_on(old) == []
+
+
+def test_a_masterdown_reply_closes_its_connection(
+    flavor: Flavor, topology_factory: Callable[..., Topology], lock_name: str
+) -> None:
+    # A replica that serves nothing while cut from its master, as a managed service's
+    # endpoint can be during a failover: it answers MASTERDOWN.
+    topology = topology_factory("replicated")
+    master = topology.master()
+    replica = topology.replicas_of(master)[0]
+    replica.command("CONFIG", "SET", "replica-serve-stale-data", "no")
+    config = Config()
+    config.use_single_server(replica.address, retry_attempts=0, client_name=NAME)
+    config.check_lock_synced_slaves = False
+    client = flavor.create_client(config)
+    master.kill()
+    deadline = time.monotonic() + 10.0
+    while replica.info("replication").get("master_link_status") != "down":
+        assert time.monotonic() < deadline, "the replica never saw its master go"
+        time.sleep(0.05)
+    with pytest.raises(ServerRefusedError) as refused:
+        flavor.owner("alice")(client.get_lock(lock_name).try_lock, 0.0, 30.0)
+    assert refused.value.refusal == "MASTERDOWN"
+    assert _writes_on(replica) == []
