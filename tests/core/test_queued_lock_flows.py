@@ -125,3 +125,23 @@ def test_a_grant_that_cannot_be_counted_from_the_message_is_confirmed_by_a_try(
     step.send(granted(1, required=required, synced=required))
     step.send(None)
     assert step.done and step.result is True
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, TimeoutError])
+def test_a_waiter_interrupted_in_its_sleep_undoes_its_request_which_passes_a_grant_on(
+    interrupt: type[BaseException],
+) -> None:
+    # Ctrl-C (or any error) while asleep, a grant perhaps on its way: the flow undoes the
+    # request by its id; UNDO_QUEUED passes a grant it finds on to the next live waiter
+    # (against Redis: test_a_waiter_cancelled_while_its_grant_is_in_flight_passes_...).
+    ref = make_ref(queued_lock.QUEUED)
+    step, request_id, _, _ = waiting(ref)
+    undo = step.flow.throw(interrupt())
+    assert isinstance(undo, Background)
+    command = command_of(next(undo.flow))
+    assert command.script is scripts.UNDO_QUEUED
+    assert command.args[:3] == (ref.owner, lock_kinds.acquire_latch_field(ref.owner), request_id)
+    assert "pass_on(ARGV[4])" in scripts.UNDO_QUEUED.source
+    step.flow.send(None)  # the unsubscribe
+    with pytest.raises(interrupt):
+        step.flow.send(None)
