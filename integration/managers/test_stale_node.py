@@ -91,12 +91,17 @@ def test_a_masterdown_reply_closes_its_connection(
     config.use_single_server(replica.address, retry_attempts=0, client_name=NAME)
     config.check_lock_synced_slaves = False
     client = flavor.create_client(config)
+    owner = flavor.owner("alice")
+    lock = client.get_lock(lock_name)
+    # A read while the master is up: the lock calls' connection is open and pooled, so
+    # the refusal below comes as a reply on it (not from a new connection's handshake).
+    assert owner(lock.is_locked) is False
     master.kill()
     deadline = time.monotonic() + 10.0
     while replica.info("replication").get("master_link_status") != "down":
         assert time.monotonic() < deadline, "the replica never saw its master go"
         time.sleep(0.05)
     with pytest.raises(ServerRefusedError) as refused:
-        flavor.owner("alice")(client.get_lock(lock_name).try_lock, 0.0, 30.0)
+        owner(lock.try_lock, 0.0, 30.0)
     assert refused.value.refusal == "MASTERDOWN"
     assert _writes_on(replica) == []
