@@ -46,7 +46,14 @@ from redisson_py.cli.lock_data import (
 )
 from redisson_py.config import redact_address
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fair, fenced_lock, fenced_resource, requests, rwlock
+from redisson_py.core.scripts import (
+    fair,
+    fenced_lock,
+    fenced_resource,
+    queued_lock,
+    requests,
+    rwlock,
+)
 from redisson_py.core.scripts.permit_semaphore import TIMEOUT_SUFFIX
 from redisson_py.errors import RedissonError
 
@@ -63,6 +70,14 @@ _AUX_PREFIXES = {
     fenced_resource.FENCE_PREFIX: "fence_record",
 }
 """Prefixes of auxiliary keys -> the `KeyNames` attribute that names them."""
+
+_QUEUED_PREFIXES = (
+    queued_lock.QUEUE_PREFIX,
+    queued_lock.ALIVE_PREFIX,
+    queued_lock.ENTRIES_PREFIX,
+)
+"""A queued lock's waiter keys (its kind is not told apart yet: its hash reads as the
+reentrant lock's); each leads back to the lock's name."""
 
 _SKIPPED_PREFIXES = (
     naming.UNLOCK_LATCH_PREFIX + ":",
@@ -93,6 +108,10 @@ def object_name(key: str, *, by_slot: bool) -> str | None:
     if key.startswith(_SKIPPED_PREFIXES) or _READ_HOLD_MARK in key:
         return None
     prefix, colon, rest = key.partition(":")
+    if colon and prefix in _QUEUED_PREFIXES:
+        for name in _unwrapped(rest):
+            if naming.prefixed_name(prefix, name, by_slot=by_slot) == key:
+                return name
     if colon and prefix in _AUX_PREFIXES:
         attribute = _AUX_PREFIXES[prefix]
         for name in _unwrapped(rest):

@@ -10,7 +10,7 @@ from redisson_py.cli import build_parser
 from redisson_py.cli.lock_data import KeyNames
 from redisson_py.cli.lock_list import ListResult, format_list, object_name
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import requests, rwlock
+from redisson_py.core.scripts import queued_lock, requests, rwlock
 
 NAMES = ["orders", "a{tag}b", "a}b", "x{", "foo{}{bar}", "{t}:plain", "job[1]}x"]
 AUXILIARY = ("fair_queue", "fair_timeouts", "fair_alive", "fenced_token", "permits", "fence_record")
@@ -68,3 +68,11 @@ def test_list_arguments() -> None:
     args = parser.parse_args(["lock", "list", "orders:*", "--json", "--config", "x.yaml"])
     assert (args.pattern, args.json, args.config) == ("orders:*", True, "x.yaml")
     assert parser.parse_args(["lock", "list"]).pattern is None
+
+
+@pytest.mark.parametrize("by_slot", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_a_queued_locks_waiter_keys_lead_back_to_its_name(name: str, by_slot: bool) -> None:
+    for prefix in (queued_lock.QUEUE_PREFIX, queued_lock.ALIVE_PREFIX, queued_lock.ENTRIES_PREFIX):
+        key = naming.prefixed_name(prefix, name, by_slot=by_slot)
+        assert object_name(key, by_slot=by_slot) == name, key
