@@ -304,3 +304,21 @@ def test_a_group_refuses_a_queued_member(
         flavor.multilock(queued, client.get_lock(f"{lock_name}:r"))
     with pytest.raises(redisson_py.ArgumentError, match="queued lock"):
         flavor.redlock(client.get_lock(f"{lock_name}:r"), queued)
+
+
+def test_an_exported_hold_is_adopted_and_its_release_hands_the_lock_on(
+    flavor: Flavor, single_topology: Topology, topology_config: Any, lock_name: str
+) -> None:
+    config = topology_config(single_topology)
+    exporter, adopter = flavor.create_client(config), flavor.create_client(config)
+    lock = exporter.get_queued_lock(lock_name)
+    alice, bob, carol = flavor.owner("alice"), flavor.owner("bob"), flavor.owner("carol")
+    alice(lock.lock)
+    token = alice(lock.export_hold)
+    adopted = bob(adopter.adopt_hold, token)
+    carol_waits = carol.start_timed(lock.try_lock, 20.0)
+    wait_for_queue(single_topology, lock_name, 1)
+    bob(adopted.unlock)
+    acquired, _ = carol_waits.result(timeout=10)
+    assert acquired is True
+    carol(lock.unlock)

@@ -518,6 +518,7 @@ class ClientHandle(Generic[L, M]):
         getters: dict[str, Callable[[], Any]] = {
             "reentrant": lambda: self.get_lock(name, on_lock_lost=on_lock_lost),
             "fair": lambda: client.get_fair_lock(name, on_lock_lost=on_lock_lost),
+            "queued": lambda: client.get_queued_lock(name, on_lock_lost=on_lock_lost),
             "non-reentrant": lambda: client.get_non_reentrant_lock(name, on_lock_lost=on_lock_lost),
             "non-reentrant fair": lambda: client.get_non_reentrant_fair_lock(
                 name, on_lock_lost=on_lock_lost
