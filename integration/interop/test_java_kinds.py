@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import FAIR_WAIT_MS, WATCHDOG_MS, Cell, cells
 from java_peer import JavaError, JavaPeer, build, timed_wait, wait_until_blocked
+from mixed_fleet import FAIR_WAIT_MS, WATCHDOG_MS, Cell, cells
 
 from redisson_py import MultiLock
 from redisson_py.errors import LockNotOwnedError, LockReentryError

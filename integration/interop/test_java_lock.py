@@ -10,8 +10,8 @@ import time
 import uuid
 
 import pytest
-from conftest import WATCHDOG_MS, Cell
 from java_peer import JavaError, timed_wait, wait_until_blocked
+from mixed_fleet import WATCHDOG_MS, Cell
 
 from redisson_py.errors import LockNotOwnedError
 

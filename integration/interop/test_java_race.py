@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import mixed_yaml
 from java_peer import JAVA_PEER_VERSIONS, NEWEST, JavaError
+from mixed_fleet import mixed_yaml
 
 from redisson_py import Config, NoSyncedReplicasError, Redisson
 from redisson_py.chaos.common import fresh_topology, master_of, promote_replica_of

@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import Cell
 from java_peer import timed_wait, wait_until_blocked
+from mixed_fleet import Cell
 
 from redisson_py.testing.owners import Flavor
 
