@@ -89,10 +89,12 @@ class LockProtocol:
         max_hold_time: float | None = None,
     ) -> Acquired[Self]:
         """A context manager that holds the lock for its block, taken within
-        ``wait_time`` seconds (None: for ever)::
+        ``wait_time`` seconds (None: for ever):
 
-            async with lock.acquired(5):
-                ...
+        ```python
+        async with lock.acquired(5):
+            ...
+        ```
 
         Raises [`LockTimeoutError`][redisson_py.errors.LockTimeoutError] (a
         ``TimeoutError`` naming the lock and its node) when the lock cannot be had in

@@ -95,10 +95,12 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         max_hold_time: float | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """A decorator that runs each call of an ``def`` function holding lock
-        ``name``::
+        ``name``:
 
-            @client.synchronized("report:nightly", wait_time=5)
-            def build_report() -> None: ...
+        ```python
+        @client.synchronized("report:nightly", wait_time=5)
+        def build_report() -> None: ...
+        ```
 
         ``wait_time`` None waits for ever; otherwise a call that cannot have the lock in
         time raises [`LockTimeoutError`][redisson_py.errors.LockTimeoutError] (a
