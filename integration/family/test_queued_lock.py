@@ -329,3 +329,34 @@ def test_an_exported_hold_is_adopted_and_its_release_hands_the_lock_on(
     acquired, _ = carol_waits.result(timeout=10)
     assert acquired is True
     carol(lock.unlock)
+
+
+def test_a_grant_the_replicas_did_not_acknowledge_is_no_hold(
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    topology_config: Any,
+    lock_name: str,
+) -> None:
+    # Replica sync on (the default): the grant passed on to bob must be acknowledged by
+    # the replicas before his lock() returns; with every replica paused it never is.
+    topology = topology_factory("sentinel")
+    client = flavor.create_client(topology_config(topology, slaves_sync_timeout=0.3))
+    lock = client.get_queued_lock(lock_name)
+    alice, bob = flavor.owner("alice"), flavor.owner("bob")
+    alice(lock.lock)
+    bob_waits = bob.start_timed(lock.try_lock, 30.0)
+    wait_for_queue(topology, lock_name, 1)
+    replicas = topology.replicas()
+    for replica in replicas:
+        replica.pause()
+    try:
+        alice(lock.unlock)
+        time.sleep(2.0)
+        assert not bob_waits.done()  # granted on the master, not acknowledged: no hold
+    finally:
+        for replica in replicas:
+            replica.resume()
+    acquired, _ = bob_waits.result(timeout=30)
+    assert acquired is True
+    assert bob(lock.hold_count) == 1
+    bob(lock.unlock)
