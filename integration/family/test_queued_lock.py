@@ -264,15 +264,24 @@ async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.05)
 
 
-@pytest.mark.parametrize("when", ["before-the-unlock", "after-the-unlock"])
+@pytest.mark.parametrize(
+    ("kind", "when"),
+    [
+        ("sentinel", "before-the-unlock"),
+        ("sentinel", "after-the-unlock"),
+        ("cluster", "after-the-unlock"),
+    ],
+)
 def test_a_failover_during_a_hand_off_leaves_one_holder(
     flavor: Flavor,
     topology_factory: Callable[..., Topology],
     topology_config: Any,
     lock_name: str,
+    kind: str,
     when: str,
 ) -> None:
-    topology = topology_factory("sentinel")
+    topology = topology_factory(kind)
+    master = topology.master_for_slot(naming.key_slot(lock_name)) if kind == "cluster" else None
     client = flavor.create_client(topology_config(topology))
     lock = client.get_queued_lock(lock_name)
     alice, bob = flavor.owner("alice"), flavor.owner("bob")
@@ -281,7 +290,7 @@ def test_a_failover_during_a_hand_off_leaves_one_holder(
     bob_waits = bob.start_timed(lock.try_lock, 40.0)
     wait_for_queue(topology, lock_name, 1)
     if when == "before-the-unlock":
-        topology.failover()
+        topology.failover(master)
     try:
         alice(lock.unlock)
         alice_released = True
@@ -290,7 +299,7 @@ def test_a_failover_during_a_hand_off_leaves_one_holder(
     if when == "after-the-unlock":
         # the grant to bob is on its way (his confirming try and WAIT may meet either
         # master): whichever master has it, bob ends up the one holder
-        topology.failover()
+        topology.failover(master)
     acquired, _ = bob_waits.result(timeout=60)
     assert acquired is True
     assert bob(lock.hold_count) == 1
