@@ -65,13 +65,16 @@ def test_waiters_woken_by_the_other_sides_release(cell: Cell, name: str) -> None
     # Python holds (leased), Java waits: Python's unlock message wakes Java.
     me(lock.unlock)
     me(lock.lock, LEASE_MS / 1000)
-    channel = cell.aux("redisson_lock__channel", name)
-    plain, sharded = cell.subscribers(channel)
     java_waiting = java.start("lock", thread=f"{name}:b")
     wait_until_blocked(java_waiting)
-    # Redisson listens where we publish: the same channel, sharded on a Redis 7 cluster.
-    more = (0, 1) if cell.by_slot else (1, 0)
-    assert cell.subscribers(channel) == (plain + more[0], sharded + more[1])
+    # Redisson listens where we publish: the same channel, sharded on a Redis 7 cluster
+    # (and only there). Our waiter's may linger a moment, so the count is not exact: the
+    # wake-up below shows Redisson's subscription is on the channel we publish to.
+    plain, sharded = cell.subscribers(cell.aux("redisson_lock__channel", name))
+    if cell.by_slot:
+        assert plain == 0 and sharded >= 1
+    else:
+        assert sharded == 0 and plain >= 1
     me(lock.unlock)
     assert timed_wait(java_waiting, time.time()) < WOKEN_WITHIN
     java.call("unlock", thread=f"{name}:b")
