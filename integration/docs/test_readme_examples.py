@@ -331,4 +331,3 @@ def test_the_readme_is_a_front_door_to_every_page() -> None:
     assert unlinked == []
     on_disk = {p.relative_to(REPO / "docs").as_posix() for p in DOCS}
     assert set(_nav_pages()) == on_disk, "every page is in mkdocs.yml's nav"
-
