@@ -4,7 +4,7 @@
 ::
 
     redisson-py chaos nemesis --topology sentinel|cluster|redlock --duration S --seed N
-        [--mode sync-on|sync-off|redlock] [--schedule network|process] [--workers K]
+        [--mode sync-on|sync-off|queued|redlock] [--schedule network|process] [--workers K]
         [--runs R] [--out DIR]
 
 Each run's progress goes to stderr, one markdown table row per run to stdout, and each
@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "nemesis",
         "`chaos nemesis`: a random fault schedule from --seed against --topology "
         "(sentinel, cluster, redlock) for --duration seconds, --mode sync-on (default), "
-        "sync-off or redlock (the redlock topology's only mode)",
+        "sync-off, queued (the queued lock, sync on) or redlock (the redlock topology's "
+        "only mode)",
     )
     group.add_argument(
         "--seed", type=int, default=None, help="the schedule's seed; default: a random one"

@@ -47,7 +47,7 @@ _DETAILS = 50
 
 def promises_no_overlap(mode: str, schedule: str) -> bool:
     """Whether a run of ``mode`` under ``schedule`` promises no overlapping holds."""
-    return schedule == "network" and mode in ("sync-on", "redlock")
+    return schedule == "network" and mode in ("sync-on", "redlock", "queued")
 
 
 def promise(mode: str, schedule: str) -> str:
@@ -56,6 +56,10 @@ def promise(mode: str, schedule: str) -> str:
         if schedule == "network":
             return "no overlap (RedLock: no token, the journal is the oracle)"
         return "nothing (RedLock: no token; no lease survives a stall)"
+    if mode == "queued":
+        if schedule == "network":
+            return "no overlap (queued lock: no token, the journal is the oracle)"
+        return "nothing (queued lock: no token; no lease survives a stall)"
     if schedule == "process":
         return "only fencing: no stale write accepted"
     if mode == "sync-on":

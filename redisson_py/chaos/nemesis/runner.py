@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 TOPOLOGIES = ("sentinel", "cluster", "redlock")
-MODES = ("sync-on", "sync-off", "redlock")
+MODES = ("sync-on", "sync-off", "redlock", "queued")
+"""``queued``: the queued lock (issue 42) with replica sync on, its writes unfenced."""
 WORKERS = 4
 LOCKS = 2
 """Lock names the workers share (fewer names than workers: contention)."""
@@ -81,8 +82,9 @@ class NemesisUnavailableError(TopologyError):
 
 @dataclass(frozen=True)
 class NemesisOptions:
-    """What to run: ``topology`` (sentinel, cluster, redlock), ``mode`` (sync-on or
-    sync-off on sentinel and cluster; redlock on redlock; None: the topology's default),
+    """What to run: ``topology`` (sentinel, cluster, redlock), ``mode`` (sync-on,
+    sync-off or queued on sentinel and cluster; redlock on redlock; None: the
+    topology's default),
     ``schedule`` (network or process), ``duration`` seconds of faults, the ``seed``, the
     number of ``workers``, and the ``directory`` to keep everything in (None: a new
     temporary one, kept)."""
@@ -113,7 +115,7 @@ class NemesisOptions:
         if (mode == "redlock") != (self.topology == "redlock"):
             raise ValueError(
                 "mode redlock runs on the redlock topology, and only it; sentinel and "
-                "cluster run sync-on or sync-off"
+                "cluster run sync-on, sync-off or queued"
             )
         if self.workers < 2:
             raise ValueError("a nemesis run needs at least 2 workers (contention)")
@@ -319,7 +321,7 @@ def _write_configs(
     topology: Topology, mode: str, oracle: Oracle, directory: Path
 ) -> tuple[Path, Path]:
     configs = client_configs(
-        topology, sync=mode == "sync-on", watchdog=WATCHDOG, timeout=COMMAND_TIMEOUT
+        topology, sync=mode in ("sync-on", "queued"), watchdog=WATCHDOG, timeout=COMMAND_TIMEOUT
     )
     for config in configs:
         config.slaves_sync_timeout = SYNC_TIMEOUT

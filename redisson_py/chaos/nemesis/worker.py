@@ -17,6 +17,8 @@ step it was in: that is the stale write a fenced resource must refuse.
 ``--mode redlock`` takes a RedLock over one client per document of ``--config`` (five
 independent masters); a RedLock has no token, so its writes are plain ``SET``\\ s of the
 oracle, journaled as ``unfenced``: the journal alone is the oracle then.
+``--mode queued`` takes the queued lock (issue 42), replica sync on; it has no token
+either, so its writes are ``unfenced`` too.
 
 Prints ``ready`` once its clients are connected, works until a ``stop`` line (or the end
 of its stdin), finishes the round it is in, and exits 0.
@@ -104,6 +106,8 @@ class Worker:
     def _handle(self, name: str) -> Any:
         if self.mode == "redlock":
             return RedLock.for_name(name, self.clients, on_lock_lost=self._told)
+        if self.mode == "queued":
+            return self.clients[0].get_queued_lock(name, on_lock_lost=self._told)
         return self.clients[0].get_fenced_lock(name, on_lock_lost=self._told)
 
     def _told(self, lost: LockLost) -> None:
@@ -142,7 +146,7 @@ class Worker:
         with self._guard:
             self._current = _Current(name, hold)
         try:
-            if self.mode == "redlock":
+            if self.mode in ("redlock", "queued"):
                 token: int | None = None
                 granted = bool(lock.try_lock(ACQUIRE_WAIT))
             else:
@@ -237,7 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--index", type=int, required=True)
     parser.add_argument("--locks", required=True, help="comma-separated lock names")
     parser.add_argument("--resources", required=True, help="their fenced resources")
-    parser.add_argument("--mode", choices=("sync-on", "sync-off", "redlock"), required=True)
+    parser.add_argument(
+        "--mode", choices=("sync-on", "sync-off", "redlock", "queued"), required=True
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(
