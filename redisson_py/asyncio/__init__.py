@@ -24,6 +24,7 @@ from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import (
     ArgumentError,
+    ArgumentOverflowError,
     ArgumentTypeError,
     AuthError,
     ClientClosedError,
@@ -50,6 +51,7 @@ from redisson_py.errors import (
 # here too so an asyncio program needs one import.
 __all__ = [
     "ArgumentError",
+    "ArgumentOverflowError",
     "ArgumentTypeError",
     "AuthError",
     "ClientClosedError",

@@ -184,7 +184,7 @@ class _MustAwait(Coroutine[Any, Any, _R]):
         return repr(self._coroutine)
 
 
-def refuse_with(self: object) -> NoReturn:
+def _refuse_with(self: object) -> NoReturn:
     """``__enter__`` of the asyncio locks: ``with lock:`` raises `UsageError` saying to
     write ``async with`` (a plain ``with`` cannot wait for the lock without blocking the
     event loop)."""
@@ -195,8 +195,8 @@ def refuse_with(self: object) -> NoReturn:
     )
 
 
-def refuse_with_exit(self: object, *exc: object) -> None:
-    """``__exit__`` beside `refuse_with` (Python looks both up before calling either)."""
+def _refuse_with_exit(self: object, *exc: object) -> None:
+    """``__exit__`` beside `_refuse_with` (Python looks both up before calling either)."""
 
 
 async def _acting_for(owner: int, coroutine: Coroutine[Any, Any, _R]) -> _R:

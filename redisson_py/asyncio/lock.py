@@ -137,8 +137,8 @@ class LockProtocol:
         await self.lock()
         return self
 
-    __enter__ = primitives.refuse_with  # async only
-    __exit__ = primitives.refuse_with_exit  # async only
+    __enter__ = primitives._refuse_with  # async only
+    __exit__ = primitives._refuse_with_exit  # async only
 
     async def __aexit__(
         self,
@@ -168,8 +168,8 @@ class Acquired(Generic[P]):
         self._lock = lock
         self._wait, self._lease, self._max_hold = wait, lease, max_hold
 
-    __enter__ = primitives.refuse_with  # async only
-    __exit__ = primitives.refuse_with_exit  # async only
+    __enter__ = primitives._refuse_with  # async only
+    __exit__ = primitives._refuse_with_exit  # async only
 
     async def __aenter__(self) -> P:
         lock = self._lock
