@@ -193,8 +193,10 @@ class BaseConfig(Settings):
     """**redisson-py extension** (YAML ``sslPrivateKey``; Redisson has no such key): path of
     the client's private key (PEM) when it is not inside ``ssl_keystore``."""
     ping_connection_interval: float = setting(Millis(), 30.0)
-    """Seconds between health-check PINGs on idle connections (0 = off); redis-py
-    ``health_check_interval``."""
+    """Seconds between health-check PINGs (0 = off): a pooled connection idle that long is
+    PINGed before its next command (redis-py ``health_check_interval``), and a pub/sub
+    connection that heard nothing that long is PINGed and, unanswered within ``timeout``,
+    dropped and its channels subscribed again."""
     keep_alive: bool = setting(Bool(), False)
     """TCP keep-alive on connections. The top-level ``Config.tcp_keep_alive`` (Redisson's
     newer spelling, on by default) also turns it on."""
