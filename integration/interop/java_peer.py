@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -123,13 +124,25 @@ class Reply:
 class JavaPeer:
     """One JVM running the peer; ``call``/``start`` send it requests."""
 
-    def __init__(self, version: str, classpath: str, log_dir: Path):
+    def __init__(
+        self,
+        version: str,
+        classpath: str,
+        log_dir: Path,
+        *,
+        popen: Callable[..., subprocess.Popen[str]] = subprocess.Popen,
+        source: str | None = None,
+    ):
+        """``popen`` starts the JVM (a partition test passes its topology network's, to run
+        it inside the namespace); ``source``: the address every Redisson connection
+        leaves from (a client host's, so the partition's cuts apply to the peer)."""
         self.version = version
         self.log_path = log_dir / f"java-peer-{version}.log"
         self._log: IO[str] = open(self.log_path, "w")  # noqa: SIM115 (closed in close())
-        self._process = subprocess.Popen(
+        self._process = popen(
             [
                 "java",
+                *([f"-Dredissonpy.source={source}"] if source else []),
                 "-Xss512k",
                 "-XX:+UseSerialGC",
                 "-Xmx256m",

@@ -123,6 +123,28 @@ public final class Peer {
         }
     }
 
+    /**
+     * With {@code -Dredissonpy.source=ADDRESS} (a peer started on one side of a network
+     * partition), every connection the client opens leaves from that address, so the
+     * partition's cuts apply to it: Redisson has no source-address option, its Netty hook
+     * sets it on each bootstrap.
+     */
+    private static void bindSource(Config config) {
+        String source = System.getProperty("redissonpy.source");
+        if (source == null || source.isEmpty()) {
+            return;
+        }
+        config.setNettyHook(new org.redisson.client.NettyHook() {
+            @Override
+            public void afterBoostrapInitialization(io.netty.bootstrap.Bootstrap bootstrap) {
+                bootstrap.localAddress(new java.net.InetSocketAddress(source, 0));
+            }
+
+            @Override
+            public void afterChannelInitialization(io.netty.channel.Channel channel) {}
+        });
+    }
+
     private static Object run(String[] f) throws Exception {
         String op = f[1];
         String clientName = f[2];
@@ -135,6 +157,7 @@ public final class Peer {
         }
         if (op.equals("connect")) {
             Config config = Config.fromYAML(new File(text(f, 0)));
+            bindSource(config);
             CLIENTS.put(clientName, Redisson.create(config));
             return CLIENTS.get(clientName).getId();
         }
