@@ -13,6 +13,7 @@ import pytest
 from java_peer import JavaError, timed_wait, wait_until_blocked
 from mixed_fleet import WATCHDOG_MS, Cell
 
+from redisson_py.config import Config
 from redisson_py.errors import LockNotOwnedError
 
 LEASE_MS = 20_000
@@ -162,3 +163,18 @@ def test_forced_unlock_is_seen_by_the_holder_on_the_other_side(cell: Cell, name:
     with pytest.raises(LockNotOwnedError):
         me(lock.unlock)
     assert java.call("isLocked", thread=f"{name}:b") is False
+
+
+def test_redisson_reads_the_yaml_redisson_py_writes(cell: Cell, name: str) -> None:
+    """``Config.to_yaml()`` is Redisson's YAML: the real Redisson loads what redisson-py
+    wrote (its own extension keys at their defaults are left out; Redisson's loader
+    refuses a key it does not know) and locks what the Python client sees locked."""
+    written = Config.from_yaml(cell.yaml_path, env=cell.topology.environment()).to_yaml()
+    java_client = cell.java.peer.fresh_client(written)
+    try:
+        java = java_client.get("lock", name)
+        java.call("lock", thread=f"{name}:a")
+        assert cell.flavor.owner("me")(cell.py.get_lock(name).is_locked) is True
+        java.call("unlock", thread=f"{name}:a")
+    finally:
+        java_client.shutdown()

@@ -132,7 +132,7 @@ class Config(Settings):
     lock_watchdog_timeout: float = setting(Millis(positive=True, minimum=0.1), 30.0)
     """Seconds a lock taken without a lease lives between watchdog renewals (renewed every
     third of it). 0.1 s (YAML 100 ms) to 1 day."""
-    lock_max_hold_time: float = setting(Millis(), 0.0)
+    lock_max_hold_time: float = setting(Millis(), 0.0, write_default=False)
     """Seconds after which the watchdog stops renewing a lock taken without a lease (its
     last renewal makes the key expire then, and the hold is reported lost, "held past
     max_hold_time"); 0: no cap. The default of every ``lock()``, ``try_lock()`` and
@@ -148,34 +148,38 @@ class Config(Settings):
     """After an acquire, check (``WAIT``) that the master's replicas received it."""
     slaves_sync_timeout: float = setting(Millis(positive=True), 1.0)
     """Seconds that replica check may take."""
-    lock_sync_mode: LockSyncMode = setting(EnumKind(LockSyncMode), LockSyncMode.WAIT)
+    lock_sync_mode: LockSyncMode = setting(
+        EnumKind(LockSyncMode), LockSyncMode.WAIT, write_default=False
+    )
     """How that check confirms a grant: ``WAIT`` (replicas received it) or ``WAITAOF``
     (master and replicas fsynced it to their AOF; Redis >= 7.2 or Valkey with
     ``appendonly yes``, checked at startup). A redisson-py extension, not in Redisson."""
     protocol: Protocol = setting(EnumKind(Protocol), Protocol.RESP2)
     """RESP2 or RESP3."""
 
-    username: str | None = setting(Str(), None)
-    password: Secret | None = setting(SecretKind(), None)
+    # Redisson 4's top-level connection settings (3.x has them on the sections only):
+    # written by to_yaml() only when set, so its YAML stays readable by Redisson 3.x.
+    username: str | None = setting(Str(), None, write_default=False)
+    password: Secret | None = setting(SecretKind(), None, write_default=False)
     ssl_verification_mode: SslVerificationMode = setting(
-        EnumKind(SslVerificationMode), SslVerificationMode.STRICT
+        EnumKind(SslVerificationMode), SslVerificationMode.STRICT, write_default=False
     )
     """Applies where the section keeps the default STRICT."""
-    ssl_truststore: str | None = setting(FileKind(), None)
-    ssl_keystore: str | None = setting(FileKind(), None)
-    ssl_keystore_password: Secret | None = setting(SecretKind(), None)
-    ssl_private_key: str | None = setting(FileKind(), None)
+    ssl_truststore: str | None = setting(FileKind(), None, write_default=False)
+    ssl_keystore: str | None = setting(FileKind(), None, write_default=False)
+    ssl_keystore_password: Secret | None = setting(SecretKind(), None, write_default=False)
+    ssl_private_key: str | None = setting(FileKind(), None, write_default=False)
     """redisson-py extension (YAML ``sslPrivateKey``), as on the section."""
-    tcp_keep_alive: bool = setting(Bool(), True)
+    tcp_keep_alive: bool = setting(Bool(), True, write_default=False)
     """TCP keep-alive (Redisson's top-level default is on); the section's ``keep_alive``
     also turns it on."""
-    tcp_keep_alive_count: int = setting(Int(0), 0)
-    tcp_keep_alive_idle: int = setting(Int(0), 0)
+    tcp_keep_alive_count: int = setting(Int(0), 0, write_default=False)
+    tcp_keep_alive_idle: int = setting(Int(0), 0, write_default=False)
     """Whole seconds."""
-    tcp_keep_alive_interval: int = setting(Int(0), 0)
+    tcp_keep_alive_interval: int = setting(Int(0), 0, write_default=False)
     """Whole seconds."""
-    tcp_user_timeout: float = setting(Millis(), 0.0)
-    tcp_no_delay: bool = setting(Bool(), True)
+    tcp_user_timeout: float = setting(Millis(), 0.0, write_default=False)
+    tcp_no_delay: bool = setting(Bool(), True, write_default=False)
 
     _origin: Origin | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     _credential_provider: RotatingCredentials | None = dataclasses.field(

@@ -63,6 +63,9 @@ class Spec:
     kind: Kind
     default: object
     """The default value (from ``default`` or ``default_factory``)."""
+    write_default: bool = True
+    """False for a key that not every Redisson reads: written only when set (see
+    `setting`)."""
 
 
 _SPECS: dict[type[Any], tuple[Spec, ...]] = {}
@@ -84,7 +87,8 @@ def specs(cls: type[Any]) -> tuple[Spec, ...]:
             default = f.default_factory()
         else:  # pragma: no cover - every setting has a default
             default = None
-        out.append(Spec(f.name, f.metadata.get("key") or camel(f.name), kind, default))
+        key = f.metadata.get("key") or camel(f.name)
+        out.append(Spec(f.name, key, kind, default, f.metadata.get("write_default", True)))
     _SPECS[cls] = tuple(out)
     return _SPECS[cls]
 

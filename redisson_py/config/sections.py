@@ -189,7 +189,7 @@ class BaseConfig(Settings):
     """Path of the client certificate (PEM) for mutual TLS; may also hold the private key."""
     ssl_keystore_password: Secret | None = setting(SecretKind(), None)
     """Password of the client's private key, if it is encrypted."""
-    ssl_private_key: str | None = setting(FileKind(), None)
+    ssl_private_key: str | None = setting(FileKind(), None, write_default=False)
     """**redisson-py extension** (YAML ``sslPrivateKey``; Redisson has no such key): path of
     the client's private key (PEM) when it is not inside ``ssl_keystore``."""
     ping_connection_interval: float = setting(Millis(), 30.0)

@@ -478,3 +478,19 @@ def test_lock_max_hold_time_is_milliseconds_in_yaml_and_reaches_the_lock_setting
     assert lock_settings(config, config.server_config).max_hold_time == 90.0
     config.lock_max_hold_time = 0.0  # no cap
     assert lock_settings(config, config.server_config).max_hold_time is None
+
+
+def test_to_yaml_leaves_out_keys_redisson_3_lacks_at_their_default() -> None:
+    """Redisson's YAML loader refuses a key it does not know: redisson-py's own keys and
+    Redisson 4's top-level connection keys are written only when set (the real
+    Redisson 3.52 and 4.7 read the rest: integration/interop/test_java_lock.py)."""
+    config = Config()
+    config.use_single_server().address = "redis://127.0.0.1:6379"
+    written = config.to_dict()
+    for key in ("lockMaxHoldTime", "lockSyncMode", "sslVerificationMode", "tcpKeepAlive"):
+        assert key not in written
+    assert "lockWatchdogTimeout" in written  # Redisson's own keys keep their defaults
+    assert Config.from_yaml(config.to_yaml()) == config
+    config.lock_max_hold_time = 60
+    assert config.to_dict()["lockMaxHoldTime"] == 60000
+    assert "lockMaxHoldTime: 60000" in config.to_yaml()

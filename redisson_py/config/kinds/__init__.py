@@ -471,10 +471,14 @@ def setting(
     *,
     factory: Any = None,
     key: str | None = None,
+    write_default: bool = True,
 ) -> Any:
     """A dataclass field for a setting: its kind and, when it differs from the camelCase
-    of the attribute name, its YAML key."""
-    metadata = {"kind": kind, "key": key}
+    of the attribute name, its YAML key. ``write_default=False``: a key that some
+    Redisson version we interoperate with does not have (redisson-py's own keys, and the
+    top-level keys Redisson added in 4.0), which its YAML loader refuses, so
+    ``to_yaml()`` writes it only when it is set to something else than its default."""
+    metadata = {"kind": kind, "key": key, "write_default": write_default}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
