@@ -4,7 +4,12 @@ Each of 2 processes runs 4 threads; each thread takes and releases its own lock 
 turn (16 names per thread, none shared, spread over the slots of the harness's
 ``cluster`` topology: three masters, one replica each), so nothing contends: this
 measures the client's routing and per-call cost, not waiting. redisson-py is used as a
-user writes it (``Redisson.create(config).get_lock(name)``, ``lock()``/``unlock()``).
+user writes it (``Redisson.create(config).get_lock(name)``, ``lock()``/``unlock()``),
+with replica sync on (the harness's config: each acquire waits for the replica) and off
+(``checkLockSyncedSlaves: false``). The peer is redis-py's own ``Lock`` on
+``RedisCluster`` (``RedisCluster(...).lock(name, timeout=..., blocking_timeout=...)``,
+``acquire()``/``release()``: one client per process, as ours), the lock a Python user
+would otherwise pick; it has no replica sync, so it is compared with ours sync off.
 The floor is the library's ACQUIRE and RELEASE scripts (the same keys and arguments,
 and after ACQUIRE the same ``WAIT`` for the replicas the library waits for) sent the
 plain way: one redis-py connection per node per thread, each command sent to the master
@@ -12,7 +17,8 @@ of its key's slot (read once from ``CLUSTER SLOTS``), then its replies read.
 
 The contenders run in alternating rounds (the order rotates), each a window of a fixed
 length with both processes at once; a contender's rate is the median over rounds, the
-ratio the median over round pairs of redisson-py's rate over the floor's.
+ratios the median over rounds of redisson-py's rate over the floor's (sync on, as the
+floor) and over redis-py's (sync off, and on beside it).
 
 Where the time goes: on this benchmark's machine the two client processes and the six
 Redis servers share the cores, so each round also records the CPU spent per
@@ -34,6 +40,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import redis
+import redis.cluster
 
 from benchmarks.contenders import FloorScripts
 from benchmarks.stats import median, paired_ratio
@@ -46,8 +53,16 @@ from redisson_py.core.state.options import lock_settings
 PROCESSES = 2
 OWNERS = 4
 NAMES = 16
-KINDS = ("floor", "ours")
-LABELS = {"floor": "floor: the 2 scripts sent per node by redis-py", "ours": "redisson-py"}
+KINDS = ("floor", "ours", "ours-sync-off", "redis-py")
+LABELS = {
+    "floor": "floor: the 2 scripts sent per node by redis-py",
+    "ours": "redisson-py (replica sync on)",
+    "ours-sync-off": "redisson-py (replica sync off)",
+    "redis-py": "redis-py Lock on RedisCluster",
+}
+PEER_TIMEOUT = 30.0
+"""redis-py's lease, in seconds: as long as our watchdog's lease (it has no watchdog)."""
+PEER_BLOCKING_TIMEOUT = 10.0
 
 
 def _floor_owner(
@@ -97,6 +112,21 @@ def _ours_owner(client: Any, names: list[str]) -> Callable[[int], None]:
     return cycle
 
 
+def _peer_owner(cluster: redis.cluster.RedisCluster, names: list[str]) -> Callable[[int], None]:
+    locks = [
+        cluster.lock(name, timeout=PEER_TIMEOUT, blocking_timeout=PEER_BLOCKING_TIMEOUT)
+        for name in names
+    ]
+
+    def cycle(index: int) -> None:
+        lock = locks[index]
+        if not lock.acquire():
+            raise RuntimeError(f"redis-py: {lock.name!r} is held by someone else")
+        lock.release()
+
+    return cycle
+
+
 def _owner_run(
     cycle: Callable[[int], None], start: float, window: float, counts: list[int], owner: int
 ) -> None:
@@ -113,6 +143,9 @@ def _owner_run(
 def _worker(conn: Connection, yaml: str, number: int) -> None:
     """A process: build both contenders' owners, then run the rounds it is told to."""
     client = Redisson.create(Config.from_yaml(yaml))
+    unsynced_config = Config.from_yaml(yaml)
+    unsynced_config.check_lock_synced_slaves = False
+    unsynced = Redisson.create(unsynced_config)
     seeds = client._manager.view.masters
     nodes = {a.port: redis.Redis(host=a.host, port=a.port) for a in seeds}
     slots = [0] * 16384
@@ -121,11 +154,15 @@ def _worker(conn: Connection, yaml: str, number: int) -> None:
     for node in nodes.values():
         for script in (scripts.ACQUIRE, scripts.RELEASE):
             node.script_load(script.source)
-    owners: dict[str, list[Callable[[int], None]]] = {"floor": [], "ours": []}
+    seed = seeds[0]
+    peer = redis.cluster.RedisCluster(host=seed.host, port=seed.port)
+    owners: dict[str, list[Callable[[int], None]]] = {kind: [] for kind in KINDS}
     for owner in range(OWNERS):
         names = [f"bench:cluster:{number}:{owner}:{i}" for i in range(NAMES)]
         owners["floor"].append(_floor_owner(client, names, nodes, slots))
         owners["ours"].append(_ours_owner(client, names))
+        owners["ours-sync-off"].append(_ours_owner(unsynced, names))
+        owners["redis-py"].append(_peer_owner(peer, names))
     for cycles in owners.values():  # warm-up: connections, script caches, code paths
         for cycle in cycles:
             for index in range(NAMES * 4):
@@ -149,6 +186,8 @@ def _worker(conn: Connection, yaml: str, number: int) -> None:
             conn.send((counts, cpu))
     finally:
         client.shutdown()
+        unsynced.shutdown()
+        peer.close()
         for node in nodes.values():
             node.close()
 
@@ -182,7 +221,8 @@ def _split(
 
 
 def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
-    """Acquisitions/s of the floor and redisson-py on the cluster that ``yaml`` (a
+    """Acquisitions/s of the floor, redisson-py (replica sync on and off) and redis-py's
+    ``Lock`` on the cluster that ``yaml`` (a
     Redisson config) names, and the CPU each spent per acquisition (see the module
     docstring)."""
     rates: dict[str, list[float]] = {kind: [] for kind in KINDS}
@@ -190,7 +230,8 @@ def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
     arguments = [(yaml, number) for number in range(PROCESSES)]
     with spawned(_worker, arguments, what="cluster", ready_timeout=120) as pipes:
         for number in range(rounds):
-            for kind in KINDS[number % 2 :] + KINDS[: number % 2]:
+            shift = number % len(KINDS)
+            for kind in KINDS[shift:] + KINDS[:shift]:
                 start = time.monotonic() + 0.2
                 for pipe in pipes:
                     pipe.send((kind, start, window))
@@ -214,6 +255,9 @@ def run(yaml: str, *, rounds: int = 3, window: float = 1.5) -> dict[str, Any]:
         "rates": rates,
         "median": {kind: median(values) for kind, values in rates.items()},
         "ratio": paired_ratio(rates["ours"], rates["floor"]),
+        "ratio_vs_redis_py": {
+            kind: paired_ratio(rates[kind], rates["redis-py"]) for kind in ("ours-sync-off", "ours")
+        },
         "cpu": {
             kind: {
                 field: median(values)

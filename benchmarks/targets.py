@@ -34,7 +34,11 @@ python-redis-lock's and of the reentrant lock's, with fairness >= CONTENDED_MIN_
 QUEUED_RTT_MS = "1"
 REDLOCK5_MAX_VS_FLOOR = 1.25
 REDLOCK5_MAX_VS_SINGLE_RTT = 1.3
-CLUSTER_MIN_RATIO = 0.9
+CLUSTER_MIN_VS_REDIS_PY = 1.0
+"""Issue 42: redisson-py with replica sync off, at least this multiple of redis-py's
+``Lock`` on ``RedisCluster`` (which has no replica sync), paired over rounds. The old
+target against the raw-connection floor (0.9x) is now only reported: it measured the
+interpreter's cost per call on cores the servers share."""
 MEMORY_TARGET_CYCLES = 1_000_000
 
 
@@ -205,15 +209,37 @@ def _redlock(rl: dict[str, Any]) -> list[Verdict]:
 
 def _cluster(cl: dict[str, Any]) -> list[Verdict]:
     median = cl["median"]
-    return [
+    verdicts = [
         Verdict(
             "cluster",
             "many independent locks from 2 processes x 4 threads across 3 masters: "
-            f"acquisitions/s >= {CLUSTER_MIN_RATIO}x the floor",
+            "redisson-py (replica sync on) vs the floor of raw connections",
             f"{_x(cl['ratio'])} ({median['ours']:,.0f} vs {median['floor']:,.0f} acquisitions/s)",
-            cl["ratio"] >= CLUSTER_MIN_RATIO,
+            True,
+            reported_only=True,
         )
     ]
+    versus = cl.get("ratio_vs_redis_py")
+    if versus:  # runs before issue 42 had no peer on the cluster
+        cpu = cl.get("cpu", {})
+
+        def client_us(kind: str) -> str:
+            us = cpu.get(kind, {}).get("client_us")
+            return "" if us is None else f", client CPU {us:.0f} us/acquisition"
+
+        peer = median["redis-py"]
+        verdicts.append(
+            Verdict(
+                "cluster",
+                f"redisson-py (replica sync off) >= {CLUSTER_MIN_VS_REDIS_PY}x redis-py's "
+                "Lock on RedisCluster (no replica sync)",
+                f"{_x(versus['ours-sync-off'])} ({median['ours-sync-off']:,.0f}"
+                f"{client_us('ours-sync-off')} vs {peer:,.0f}{client_us('redis-py')}); "
+                f"sync on: {_x(versus['ours'])} ({median['ours']:,.0f}{client_us('ours')})",
+                versus["ours-sync-off"] >= CLUSTER_MIN_VS_REDIS_PY,
+            )
+        )
+    return verdicts
 
 
 def _watchdog(wd: dict[str, Any]) -> list[Verdict]:
