@@ -150,8 +150,11 @@ class Flavor:
         return future.result(timeout=self.call_timeout)
 
     def run(self, awaitable_or_value: Any) -> Any:
-        """Await a coroutine on the loop (asyncio flavor) or return a value as it is."""
-        if inspect.iscoroutine(awaitable_or_value):
+        """Await a coroutine on the loop (asyncio flavor) or return a value as it is.
+
+        A coroutine of an asyncio lock method is a `collections.abc.Coroutine` (its
+        truth test raises), not a native one: `inspect.iscoroutine` misses it."""
+        if asyncio.iscoroutine(awaitable_or_value):
             return asyncio.run_coroutine_threadsafe(awaitable_or_value, self.loop).result(
                 timeout=self.call_timeout
             )
