@@ -337,11 +337,11 @@ ADOPTER = textwrap.dedent(
     from redisson_py import asyncio as aio
 
     config = Config.from_yaml(open(sys.argv[1]).read())
-    token = sys.stdin.readline().strip()
 
     def sync_main():
         client = Redisson.create(config)
-        lock = client.adopt_hold(token)
+        print("ready", flush=True)
+        lock = client.adopt_hold(sys.stdin.readline().strip())
         print("adopted", flush=True)
         sys.stdin.readline()
         lock.unlock()
@@ -350,7 +350,9 @@ ADOPTER = textwrap.dedent(
 
     async def async_main():
         client = await aio.Redisson.create(config)
-        lock = await client.adopt_hold(token)
+        print("ready", flush=True)
+        token = await asyncio.to_thread(sys.stdin.readline)
+        lock = await client.adopt_hold(token.strip())
         print("adopted", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         await lock.unlock()
@@ -385,7 +387,6 @@ def test_hand_off_to_another_process_survives_the_exporters_shutdown(
     other = flavor.create_client(config)
     alice, carol = flavor.owner("alice"), flavor.owner("carol")
     alice(exporter.get_lock(lock_name).lock)
-    token = alice(exporter.get_lock(lock_name).export_hold)
     child = subprocess.Popen(
         [sys.executable, "-c", ADOPTER, str(path), flavor.name],
         stdin=subprocess.PIPE,
@@ -394,6 +395,10 @@ def test_hand_off_to_another_process_survives_the_exporters_shutdown(
     )
     try:
         assert child.stdin is not None
+        # The child connects first: the adoption window is one watchdog timeout (1.5 s
+        # here), less than an interpreter's start on a loaded machine.
+        assert _line(child, 60) == "ready"
+        token = alice(exporter.get_lock(lock_name).export_hold)
         child.stdin.write(token + "\n")
         child.stdin.flush()
         assert _line(child, 30) == "adopted"
