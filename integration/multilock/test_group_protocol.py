@@ -53,8 +53,11 @@ def test_acquire_release_and_locked(flavor: Flavor, members: list[Any], group_cl
     assert bob(group.locked) is False
     assert bob(group.acquire, True, 2.0) is True
     bob(group.release)
-    with pytest.raises(LockNotOwnedError):
+    with pytest.raises(LockNotOwnedError) as caught:
         bob(group.release)
+    # Which case, and whose: the owner named readably, not as a bare owner id.
+    assert "held by this owner (" in str(caught.value)
+    assert "already released it" in str(caught.value)
     assert not any(alice(lock.is_locked) for lock in members)
 
 

@@ -33,6 +33,7 @@ from redisson_py.core.flows.calls import WARN_EVERY, unsynced_extension, unsynce
 from redisson_py.core.flows.lock import (
     AcquireRequest,
     forget_one_hold,
+    owner_text,
     record_extension,
     release_command,
     undo_later,
@@ -560,8 +561,9 @@ def unlock(group: GroupState, refs: Sequence[LockRef], owner: str) -> Flow:
             + (
                 "it was reported lost before"
                 if was_lost
-                else f"only {released} of {len(refs)} members were held by {owner}, "
-                f"{group.need} needed"
+                else f"only {released} of {len(refs)} members were held by this owner "
+                f"({owner_text(refs[0].state, refs[0].owner)}), {group.need} needed: it "
+                "never locked the group, or already released it"
             )
             + detail
         )
