@@ -23,6 +23,7 @@ from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.state.holds import LockLost
 from redisson_py.errors import (
+    _MOVED,  # the names moved out of here too, and the version that removes them
     ArgumentError,
     ArgumentOverflowError,
     ArgumentTypeError,
@@ -117,10 +118,6 @@ __all__ = [
     "__version__",
     "current_owner_id",
 ]
-
-_MOVED = {"TopologyError": "redisson_py.testing"}
-"""Names no longer exported here, and the module to import each from: the harness's
-error belongs to the harness. The old name still works, with a DeprecationWarning."""
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would accept any name through it
 

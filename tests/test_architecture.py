@@ -1,4 +1,10 @@
-"""The core's layers, as its layout names them, and the sans-I/O rule.
+"""The package's layers, the core's layers as its layout names them, and the sans-I/O rule.
+
+The package, bottom to top: the errors, the config, the core, the two shells (``asyncio``
+and ``sync``, beside each other, neither importing the other), the harness
+(``testing``), the chaos suite and the demo (beside each other), the command line. A
+module imports only from its own layer and the layers below it; `ALLOWED` lists the
+exceptions, each with its reason.
 
 ``redisson_py/core`` is the algorithms both shells run: ``effects`` (the protocol between
 core and shells), ``forks`` (which process this is) and ``scripts`` (the Lua) at the
@@ -13,10 +19,13 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
+import redisson_py
 import redisson_py.core
+import redisson_py.errors
 
 CORE = pathlib.Path(redisson_py.core.__file__).parent
 
@@ -100,3 +109,178 @@ def test_a_core_module_uses_no_concurrency_model_and_no_clock_of_its_own(
         if isinstance(node, ast.ImportFrom) and node.module == "time":
             names = {alias.name for alias in node.names}
             assert not names & {"monotonic", "time"}, f"{module} imports {names} from time"
+
+
+# -- the package's layers ----------------------------------------------------------------
+
+PACKAGE = CORE.parent
+
+PARTS: dict[str, tuple[int, str]] = {
+    "_deprecate": (0, "errors"),
+    "errors": (0, "errors"),
+    "config": (1, "config"),
+    "core": (2, "core"),
+    "asyncio": (3, "asyncio"),
+    "sync": (3, "sync"),
+    "": (3, "sync"),  # redisson_py itself: the threaded API's front
+    "_callbacks": (3, "shared"),  # what both shells' _primitives share
+    "events": (3, "shared"),  # the lock events, public beside the shells
+    "otel": (3, "shared"),
+    "testing": (4, "testing"),
+    "chaos": (5, "chaos"),
+    "demo": (5, "demo"),
+    "cli": (6, "cli"),
+}
+"""Each part of the package (its module or folder under ``redisson_py/``): its layer,
+bottom first, and its side within the layer. A module may import from a lower layer, from
+its own side, and from the ``shared`` side of its layer; never from a higher layer, nor
+from the other side of its own (the two shells, the chaos suite and the demo)."""
+
+ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
+    ("redisson_py.errors", "redisson_py.testing.errors"): (
+        "TYPE_CHECKING",
+        "the TopologyError shim: the old import of the harness's error still type-checks;"
+        " it goes in the version errors._MOVED names (0.3.0)",
+    ),
+    ("redisson_py", "redisson_py.testing.errors"): (
+        "TYPE_CHECKING",
+        "the TopologyError shim, as in redisson_py.errors",
+    ),
+    ("redisson_py.asyncio.watchdog_threads", "redisson_py.sync.manager"): (
+        "function",
+        "the asyncio client's watchdog threads renew on threaded twins of its connection"
+        " managers (a thread cannot use the loop's connections); the one hand-written"
+        " asyncio module with no twin, and it imports the threaded shell only when its"
+        " threads start",
+    ),
+    ("redisson_py.asyncio.watchdog_threads", "redisson_py.sync.driver"): (
+        "function",
+        "the watchdog threads run a round's core flow with the threaded shell's driver, as above",
+    ),
+}
+"""The imports the layers do not allow, by (importer, imported): where the import may
+stand (``TYPE_CHECKING``: only under ``if TYPE_CHECKING:``; ``function``: only inside a
+function, so it runs late) and why it is there."""
+
+
+def part_of(module: str) -> str:
+    """``redisson_py.core.flows.lock`` -> ``core``; ``redisson_py`` -> ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+PACKAGE_MODULES = sorted(_module_name(path) for path in PACKAGE.rglob("*.py"))
+
+
+def _is_module(name: str) -> bool:
+    return name in PACKAGE_MODULES
+
+
+class _Imports(ast.NodeVisitor):
+    """Every module of the package a tree imports, with where the import stands:
+    ``module`` (at import time), ``TYPE_CHECKING`` or ``function``."""
+
+    def __init__(self, module: str, is_package: bool):
+        self.module = module
+        self.is_package = is_package
+        self.found: list[tuple[str, str]] = []
+        self._where = ["module"]
+
+    def visit_If(self, node: ast.If) -> None:
+        test = ast.unparse(node.test)
+        if test in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}:
+            self._where.append("TYPE_CHECKING")
+            for child in node.body:
+                self.visit(child)
+            self._where.pop()
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
+
+    def _in_function(self, node: ast.AST) -> None:
+        self._where.append("function")
+        self.generic_visit(node)
+        self._where.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _in_function
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:  # relative: resolved from this module's package
+            package = self.module.split(".")
+            if not self.is_package:
+                package = package[:-1]
+            package = package[: len(package) - node.level + 1]
+            base = ".".join([*package, *([base] if base else [])])
+        for alias in node.names:
+            # ``from redisson_py.core import effects`` imports a module; ``from
+            # redisson_py import Config`` a name of the package itself.
+            self._add(f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base)
+
+    def _add(self, name: str) -> None:
+        if name == "redisson_py" or name.startswith("redisson_py."):
+            self.found.append((name, self._where[-1]))
+
+
+def package_imports(module: str) -> list[tuple[str, str]]:
+    """The package's modules ``module`` imports, each with where the import stands."""
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    is_package = path.is_dir()
+    source = path / "__init__.py" if is_package else path.with_suffix(".py")
+    visitor = _Imports(module, is_package)
+    visitor.visit(ast.parse(source.read_text(encoding="utf-8")))
+    return visitor.found
+
+
+def layers_allow(importer: str, imported: str) -> bool:
+    rank, side = PARTS[part_of(importer)]
+    their_rank, their_side = PARTS[part_of(imported)]
+    return their_rank < rank or (their_rank == rank and their_side in {side, "shared"})
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {part_of(module) for module in PACKAGE_MODULES}
+    assert parts == set(PARTS), f"give each new part a layer: {sorted(parts - set(PARTS))}"
+
+
+@pytest.mark.parametrize("module", PACKAGE_MODULES)
+def test_a_module_imports_only_from_its_layer_and_the_layers_below(module: str) -> None:
+    for name, where in package_imports(module):
+        if layers_allow(module, name):
+            continue
+        allowed = ALLOWED.get((module, name))
+        assert allowed is not None, f"{module} imports {name}: a higher layer, or a sibling"
+        assert where == allowed[0], f"{module} imports {name} {where}, allowed {allowed[0]}"
+
+
+def test_every_allowed_exception_is_still_needed() -> None:
+    """An exception no module takes any longer is struck from `ALLOWED`, so the list says
+    what the package does."""
+    for (module, name), (where, _reason) in ALLOWED.items():
+        assert not layers_allow(module, name), f"{module} -> {name} needs no exception"
+        assert (name, where) in package_imports(module), f"{module} no longer imports {name}"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(number) for number in text.split("."))
+
+
+def test_the_moved_names_are_gone_in_the_version_that_removes_them() -> None:
+    """The `TopologyError` shim (errors < testing, listed in `ALLOWED`) says when it goes;
+    once the package's version reaches that, this fails until the shim is removed."""
+    for name, (home, removed_in) in redisson_py.errors._MOVED.items():
+        assert _version(redisson_py.__version__) < _version(removed_in), (
+            f"remove the shim of {name} (moved to {home}) from redisson_py and its errors"
+        )
+        with pytest.warns(DeprecationWarning, match=f"removed in {re.escape(removed_in)}"):
+            getattr(redisson_py.errors, name)

@@ -35,7 +35,8 @@ flight to end."""
 
 @functools.cache
 def _twin_class() -> type[Any]:
-    # Imported here: the threaded shell imports this package's siblings at its own import.
+    # Imported here, when the threads start: the one import of the threaded shell by the
+    # asyncio one (an exception listed in tests/test_architecture.py, with its reason).
     from redisson_py.sync.manager import ConnectionManager as ThreadedManager  # noqa: PLC0415
 
     class ThreadTwin(ThreadedManager):
