@@ -7,9 +7,10 @@ module imports only from its own layer and the layers below it; `ALLOWED` lists 
 exceptions, each with its reason.
 
 ``redisson_py/core`` is the algorithms both shells run: ``effects`` (the protocol between
-core and shells), ``forks`` (which process this is) and ``scripts`` (the Lua) at the
-bottom, then ``state`` and ``routing``
-side by side, then ``flows``, then the handles at the top. A module imports only from its
+core and shells) and ``forks`` (which process this is) at the bottom, then ``state``
+and ``routing`` side by side, then ``keyspace`` (every key's name: it reads the slot
+rules of ``routing.naming``), then ``scripts`` (the Lua, which spells keyspace names),
+then ``flows``, then the handles at the top. A module imports only from its
 own layer and the layers below it, and nothing in the core does I/O or picks a
 concurrency model: no ``asyncio``, no ``threading``, no clock of its own (the shells give
 those: ``redisson_py.core.state.client_state.Runtime``).
@@ -32,13 +33,14 @@ CORE = pathlib.Path(redisson_py.core.__file__).parent
 BELOW: dict[str, set[str]] = {
     "effects": set(),
     "forks": set(),
-    "scripts": {"effects"},
     "state": {"forks"},
     "routing": {"effects", "forks"},
-    "flows": {"effects", "forks", "scripts", "state", "routing"},
-    "handles": {"effects", "forks", "scripts", "state", "routing", "flows"},
+    "keyspace": {"routing"},  # routing.naming only: tests/core/test_keyspace.py
+    "scripts": {"effects", "keyspace"},
+    "flows": {"effects", "forks", "keyspace", "scripts", "state", "routing"},
+    "handles": {"effects", "forks", "keyspace", "scripts", "state", "routing", "flows"},
     "synchronizer_handles": {
-        *("effects", "forks", "scripts", "state", "routing", "flows", "handles"),
+        *("effects", "forks", "keyspace", "scripts", "state", "routing", "flows", "handles"),
     },
 }
 """Each layer of the core, and the layers it may import from (besides itself)."""

@@ -24,6 +24,7 @@ PUBLIC_MODULES = (
     "redisson_py",
     "redisson_py.asyncio",
     "redisson_py.config",
+    "redisson_py.core.keyspace",  # the keys and channels, for tools that read them
     "redisson_py.errors",
     "redisson_py.events",
     "redisson_py.otel",  # its instrument(), on the events page
