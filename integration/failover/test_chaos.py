@@ -17,7 +17,7 @@ RUNS = int(os.environ.get("REDISSON_PY_CHAOS_RUNS", "1"))
 LOAD_SECONDS = float(os.environ.get("REDISSON_PY_CHAOS_LOAD_SECONDS", "6"))
 
 
-@pytest.fixture(params=["sentinel", "cluster"])
+@pytest.fixture(params=["sentinel", "cluster", "replicated"])
 def replicated(request: pytest.FixtureRequest) -> str:
     kind: str = request.param
     return kind

@@ -99,6 +99,37 @@ def test_without_replica_sync_the_split_brain_gives_two_holders(
     assert outcome.held_after is True  # A still believes it holds the lock
 
 
+def test_replicated_holder_with_the_old_master_is_told_before_b_is_granted(
+    topology_factory: Factory,
+) -> None:
+    # {A, old master} | {B, both replicas}: no sentinel; the managed service (played by
+    # the scenario) promotes a replica 1 s after the split and cannot demote the old
+    # master. A's client still sees that master and no replica answering; its renewals
+    # wait for the replicas the old master still lists attached, which never answer.
+    topology = topology_factory("replicated", network="namespace")
+    outcomes = run_split(topology, "old-master", "sync-on", apis=APIS)
+    _show(outcomes)
+    for outcome in outcomes:
+        assert outcome.promoted is not None  # the service's failover happened
+        _assert_told_before_granted(outcome)
+        assert "not confirmed" in outcome.reason
+        assert outcome.unlock_raised == "LockNotOwnedError", outcome.unlock_message
+
+
+def test_replicated_without_replica_sync_the_old_master_gives_two_holders(
+    topology_factory: Factory,
+) -> None:
+    # The control, and the gap replicated mode documents: sync off, the old master goes
+    # on taking A's renewals (nothing tells A), while B is granted on the promoted
+    # replica once A's key expires there.
+    topology = topology_factory("replicated", network="namespace")
+    [outcome] = run_split(topology, "old-master", "sync-off", observe=0.0)
+    _show([outcome])
+    assert outcome.granted is not None, f"B was never granted ({outcome.b_error})"
+    assert outcome.double_holder, f"A was told {outcome.told} s after the split"
+    assert outcome.held_after is True  # A still believes it holds the lock
+
+
 def test_redlock_holder_with_a_minority_of_masters_is_told_before_b_is_granted(
     topology_factory: Factory,
 ) -> None:

@@ -18,6 +18,9 @@ TOPOLOGY_OVERRIDES: dict[str, dict[str, Any]] = {
     # The issue's race: a master with exactly one replica (and three sentinels).
     "sentinel": {"replicas_per_master": 1},
     "cluster": {},
+    # One master, two replicas, no sentinel: the managed service's failover is played by
+    # `managed_failover` (a replica promoted, the others re-pointed at it).
+    "replicated": {},
     "redlock": {},
     "single": {},
 }
@@ -65,14 +68,42 @@ def master_of(topology: Topology, key: str) -> Node:
 def promote_replica_of(topology: Topology, old: Node, timeout: float = 60.0) -> Node:
     """Let a replica of the dead ``old`` master take over, nudging the topology when it
     stalls (sentinel may wait for a replica it finds fit; a cluster replica whose link
-    was cut may not stand for election on its own)."""
+    was cut may not stand for election on its own); on a ``replicated`` topology, the
+    managed service's failover (`managed_failover`)."""
     if topology.layout == "cluster":
         return topology.failover(old, force=True, timeout=timeout)
+    if topology.layout == "replication":
+        # Nothing in the topology promotes on its own: the service's failover, at once.
+        return managed_failover(topology, old)
     try:
         return topology.wait_for_new_master(old, timeout=min(10.0, timeout))
     except HarnessTimeout:
         log.info("sentinel promotion stalled; asking with SENTINEL FAILOVER")
         return topology.failover(timeout=timeout)
+
+
+def managed_failover(
+    topology: Topology, old: Node, new: Node | None = None, *, demote_old: bool = True
+) -> Node:
+    """A managed service's failover on a ``replicated`` topology (no sentinel): ``new``
+    (default: the first running replica of ``old``) is promoted (``REPLICAOF NO ONE``),
+    then every other running data node is pointed at it, ``old`` too unless
+    ``demote_old`` is false (a service that cannot reach the old master, cut off by a
+    partition, cannot demote it: it stays a master until the heal). Each node's config
+    is rewritten so a restart keeps the new wiring. Returns ``new``."""
+    if new is None:
+        candidates = [n for n in topology.replicas_of(old) if n.expected_up]
+        if not candidates:
+            raise HarnessTimeout(f"{old.name} has no running replica to promote")
+        new = candidates[0]
+    new.command("REPLICAOF", "NO", "ONE")
+    new.command("CONFIG", "REWRITE")
+    for node in topology.data_nodes:
+        if node is new or not node.expected_up or (node is old and not demote_old):
+            continue
+        node.command("REPLICAOF", new.host, str(new.port))
+        node.command("CONFIG", "REWRITE")
+    return new
 
 
 def create_client(config: Config, timeout: float = 20.0) -> Redisson:

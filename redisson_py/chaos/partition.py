@@ -7,16 +7,26 @@ holds a watchdog lock (no lease) in a process of its own on one side
 process on the other side, tries ``try_lock(wait_time=...)`` right after it. Splits
 (``SPLITS``, per topology):
 
-- ``old-master`` (sentinel): {A, master} | {B, replica, sentinels};
+- ``old-master`` (sentinel, replicated): {A, master} | {B, replicas, sentinels};
 - ``minority-master`` (cluster): {A, the lock's master} | everyone else;
 - ``minority-redlock`` (redlock): A holds a RedLock over five independent masters;
   {A, two masters} | {B, three masters};
-- ``one-way`` (sentinel, cluster): the lock's master's packets to everyone else dropped
-  while it still hears them (A's commands arrive and run; no reply gets back);
-- ``heal`` (sentinel, cluster): the ``old-master``/``minority-master`` split until B is
+- ``one-way`` (sentinel, cluster, replicated): the lock's master's packets to everyone
+  else dropped while it still hears them (A's commands arrive and run; no reply gets
+  back);
+- ``heal`` (sentinel, cluster, replicated): the ``old-master``/``minority-master`` split
+  until B is
   granted, then healed; once the old master has rejoined as a replica, A's ``unlock()``
   must raise, B must still hold the lock, and the lock's key on every node of its shard
   must name B's owner only.
+
+The ``replicated`` topology (one master, two replicas, no sentinel) has no failover of
+its own: the scenario plays the managed service's. `SERVICE_DETECT` seconds after the
+split it promotes a replica on B's side and points the other one at it; the old master,
+which the service cannot reach, stays a master until the heal, when the service demotes
+it (``REPLICAOF`` the new one). A's client, cut off with it, sees one master and no
+replica answering: what replica sync then waits for is the old master's own count of
+attached replicas (``ROLE``), which keeps the cut replicas until ``repl-timeout``.
 
 Modes (``MODES``): ``sync-off``/``sync-on`` (``checkLockSyncedSlaves``),
 ``sync-on+min-replicas`` (sync on, servers with ``min-replicas-to-write 1`` and
@@ -46,7 +56,13 @@ from pathlib import Path
 from typing import Any
 
 from redisson_py import Config, Fence, LockLost, Redisson, RedLock
-from redisson_py.chaos.common import TOPOLOGY_OVERRIDES, client_configs, create_client, master_of
+from redisson_py.chaos.common import (
+    TOPOLOGY_OVERRIDES,
+    client_configs,
+    create_client,
+    managed_failover,
+    master_of,
+)
 from redisson_py.chaos.partition_checks import key_names_only, rejoined_shard
 from redisson_py.chaos.partition_sides import RemoteHolder, sides, start_store, write_configs
 from redisson_py.sync.lock import current_owner_id
@@ -55,6 +71,7 @@ from redisson_py.testing import HarnessTimeout, Host, Node, Topology, start_topo
 SPLITS: dict[str, tuple[str, ...]] = {
     "sentinel": ("old-master", "one-way", "heal"),
     "cluster": ("minority-master", "one-way", "heal"),
+    "replicated": ("old-master", "one-way", "heal"),
     "redlock": ("minority-redlock",),
 }
 """The splits each topology runs."""
@@ -79,6 +96,9 @@ B_WAIT = 15.0
 OBSERVE = 3 * TTL
 """How long after the split A's report is waited for (its safe end is at most a TTL
 after its last confirmed renewal, which a split stops)."""
+SERVICE_DETECT = 1.0
+"""Seconds after the split before the managed service (``replicated`` topology) promotes
+a replica: as quick as sentinel's ``down-after`` here, the worst case for the holder."""
 MIN_REPLICAS_CONF = {"min-replicas-to-write": "1", "min-replicas-max-lag": "2"}
 
 
@@ -266,6 +286,16 @@ class _Split:
         side_a, side_b = sides(self.topology, self.minority(), untouched)
         self.split_at = time.monotonic()
         self.topology.partition(side_a, side_b, one_way=self.split == "one-way")
+        if self.topology.layout == "replication" and self.master is not None:
+            service = threading.Timer(SERVICE_DETECT, self.service_failover)
+            service.daemon = True
+            service.start()
+
+    def service_failover(self) -> None:
+        """The managed service's failover (``replicated``): a replica promoted on the
+        majority side, the other pointed at it; the old master, cut off, left alone."""
+        assert self.master is not None
+        managed_failover(self.topology, self.master, demote_old=False)
 
     def contend(self) -> None:
         """B tries every lock (a thread each) while the harness watches for the
@@ -328,6 +358,10 @@ class _Split:
         shard names B only, and that B still holds each lock it was granted."""
         self.topology.heal()
         healed = time.monotonic()
+        if self.topology.layout == "replication" and self.master and self.new:
+            # The service reaches the old master again and demotes it (no sentinel will).
+            self.master.command("REPLICAOF", self.new.host, str(self.new.port))
+            self.master.command("CONFIG", "REWRITE")
         if self.master is None or self.new is None:
             for pair in self.pairs:
                 pair.outcome.notes.append("no promotion seen: heal checks skipped")

@@ -23,7 +23,12 @@ client instance) tries X.
   refuses it (the first writer of a token keeps it). A stale write accepted is a
   violation.
 
-Variants of the replicated runs (the issue's stale views):
+On the ``replicated`` topology (one master, two replicas, no sentinel: a managed
+service) the harness plays the service's failover: the frozen replica is the one
+promoted, and the other replica is pointed at it. With sync on, A's grant waits for
+both replicas, the frozen one among them, so it is refused as on sentinel.
+
+Variants of the replicated runs (the issue's stale views; sentinel and cluster only):
 
 - ``plain``: as above, on a topology the harness has let settle.
 - ``fresh``: no settle time: the sentinel the client reads replica health from is reset
@@ -48,6 +53,7 @@ from redisson_py.chaos.common import (
     client_configs,
     create_client,
     fresh_topology,
+    managed_failover,
     master_of,
     promote_replica_of,
     unique,
@@ -102,7 +108,11 @@ def _believes(client: Redisson, name: str) -> bool:
 def _promote(topology: Topology, kind: str, old: Node, replica: Node) -> Node:
     """Let ``replica`` take over from the dead ``old`` master. On a cluster it is asked
     directly (TAKEOVER): on a fresh cluster, or after a rejoin, gossip may not yet have
-    told every node whose replica it is, which the harness's own failover relies on."""
+    told every node whose replica it is, which the harness's own failover relies on. On
+    a ``replicated`` topology the managed service's failover promotes ``replica`` itself
+    (the one cut off: a service that promotes a replica which had fallen behind)."""
+    if topology.layout == "replication":
+        return managed_failover(topology, old, replica)
     if kind == "cluster":
         replica.command("CLUSTER", "FAILOVER", "TAKEOVER")
         return topology.wait_for_new_master(old, timeout=30.0)
@@ -182,8 +192,11 @@ def _sentinel_log_tails(topology: Topology, lines: int = 15) -> str:
 
 
 def run_replicated(kind: str, mode: str, backend: str, variant: str = "plain") -> RaceRun:
-    """One run on a sentinel or cluster topology, replica sync off or on (``fencing``:
-    off, on a fenced lock, with the fenced resource on a single server of its own)."""
+    """One run on a sentinel, cluster or replicated topology, replica sync off or on
+    (``fencing``: off, on a fenced lock, with the fenced resource on a single server of
+    its own)."""
+    if variant != "plain" and kind == "replicated":
+        raise ValueError("the replicated topology runs the plain race only (no --fresh, --rejoin)")
     fenced = mode == "fencing"
     with fresh_topology(kind, backend) as topology, contextlib.ExitStack() as stack:
         store = stack.enter_context(fresh_topology("single", backend)) if fenced else None

@@ -34,10 +34,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--topology",
-        choices=("sentinel", "cluster", "redlock"),
+        choices=("sentinel", "cluster", "replicated", "redlock"),
         default="sentinel",
-        help="the replicated topology to break (redlock modes always use "
-        "five independent masters; redlock itself is for partition); default: sentinel",
+        help="the replicated topology to break (replicated: one master, two replicas, "
+        "no sentinel, the harness playing a managed service's failover; redlock modes "
+        "always use five independent masters; redlock itself is for partition and "
+        "nemesis); default: sentinel",
     )
     parser.add_argument(
         "--scenario",
