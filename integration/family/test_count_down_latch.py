@@ -18,8 +18,7 @@ from object_helpers import client_through, clocked, java_client
 
 from redisson_py import ArgumentError, ArgumentTypeError
 from redisson_py.core.flows import count_down_latch as latch_flows
-from redisson_py.core.scripts import latch as scripts
-from redisson_py.core.scripts import requests
+from redisson_py.core.scripts import count_down_latch, synchronizers
 from redisson_py.testing import Topology
 from redisson_py.testing.faults.proxy import ReplyDropper
 from redisson_py.testing.owners import Flavor
@@ -118,9 +117,9 @@ def test_a_lost_reply_is_counted_once(flavor: Flavor, proxy: ReplyDropper, lock_
     alice = flavor.owner("alice")
     alice(latch.try_set_count, 1)
     alice(latch.count_down)  # the scripts, loaded once
-    proxy.drop_reply_of(requests.TRY_SET.sha)
+    proxy.drop_reply_of(synchronizers.TRY_SET.sha)
     assert alice(latch.try_set_count, 3) is True  # the first run's answer, not "was set"
-    proxy.drop_reply_of(scripts.COUNT_DOWN.sha)
+    proxy.drop_reply_of(count_down_latch.COUNT_DOWN.sha)
     alice(latch.count_down)  # reply lost, retried with its request id
     assert proxy.dropped == 2
     assert alice(latch.get_count) == 2  # counted down once

@@ -17,7 +17,7 @@ from kind_helpers import by_slot, fair_waiter, kill, raw_master, running
 from test_fair_lock import queue_names, queued, wait_for_queue_length
 
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fair
+from redisson_py.core.scripts import fair_lock
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 
@@ -26,7 +26,7 @@ SLACK = 2.0
 
 
 def alive_key(topology: Topology, name: str) -> str:
-    return naming.prefixed_name(fair.ALIVE_PREFIX, name, by_slot=by_slot(topology))
+    return naming.prefixed_name(fair_lock.ALIVE_PREFIX, name, by_slot=by_slot(topology))
 
 
 def alive_entries(topology: Topology, name: str) -> dict[str, float]:
@@ -57,7 +57,7 @@ def test_a_killed_waiter_of_ours_delays_the_next_by_seconds_not_its_wait(
         acquired, granted = bob.start_timed(lock.try_lock, 20.0).result(timeout=30)
     assert acquired is True
     delay = granted - released
-    assert delay <= fair.ALIVE_WINDOW + fair.KEEPALIVE_INTERVAL + SLACK, delay
+    assert delay <= fair_lock.ALIVE_WINDOW + fair_lock.KEEPALIVE_INTERVAL + SLACK, delay
     assert queued(family_topology, lock_name) == ([], set())  # the dead one dropped
     assert alive_entries(family_topology, lock_name) == {}
     bob(lock.unlock)
@@ -78,14 +78,14 @@ def test_a_java_waiters_entry_keeps_redissons_rule(
     java = "0b2c8a51-7c5e-4e0c-9d3e-1f2a3b4c5d6e:77"
     queue, timeouts = (
         naming.prefixed_name(prefix, lock_name, by_slot=by_slot(family_topology))
-        for prefix in (fair.QUEUE_PREFIX, fair.TIMEOUT_PREFIX)
+        for prefix in (fair_lock.QUEUE_PREFIX, fair_lock.TIMEOUT_PREFIX)
     )
     with raw_master(family_topology, lock_name) as raw:
         # as Redisson's tryLockInnerAsync queues a thread: timeout = TTL + 5 minutes + now
         raw.zadd(timeouts, {java: int(time.time() * 1000) + 330_000})
         raw.rpush(queue, java)
     alice(lock.unlock)
-    assert bob(lock.try_lock, fair.ALIVE_WINDOW + 2.0) is False  # the Java waiter's turn
+    assert bob(lock.try_lock, fair_lock.ALIVE_WINDOW + 2.0) is False  # the Java waiter's turn
     # bob leaves the queue in the background once his wait ends (try_lock's contract);
     # the Java waiter stays, though it never tried again and has no alive entry
     eventually(
@@ -138,7 +138,7 @@ def test_a_frozen_server_costs_a_live_waiter_neither_its_lock_nor_its_deadline(
         timeout=10,
         what="both waiters queued again",
     )
-    if freeze < fair.ALIVE_WINDOW - fair.KEEPALIVE_INTERVAL:
+    if freeze < fair_lock.ALIVE_WINDOW - fair_lock.KEEPALIVE_INTERVAL:
         # a freeze shorter than the window costs nobody their place
         assert queued(topology, lock_name)[0] == [first, second]
     alice(lock.unlock)
@@ -191,6 +191,6 @@ def test_a_head_with_neither_timeout_nor_keepalive_stalls_nobody(
     _, released = alice.start_timed(lock.unlock).result(timeout=10)
     acquired, granted = waiting.result(timeout=20)
     assert acquired is True
-    assert granted - released <= fair.KEEPALIVE_INTERVAL + SLACK, granted - released
+    assert granted - released <= fair_lock.KEEPALIVE_INTERVAL + SLACK, granted - released
     assert queued(family_topology, lock_name) == ([], set())  # the stuck head dropped
     bob(lock.unlock)

@@ -26,9 +26,14 @@ from redisson_py import ArgumentOverflowError
 from redisson_py.core.effects import Script
 from redisson_py.core.handles import MAX_LEASE
 from redisson_py.core.scripts import ACQUIRE, ACQUIRE_NON_REENTRANT, EXTEND, MAX_TTL_MS
-from redisson_py.core.scripts.fair import ACQUIRE_FAIR
+from redisson_py.core.scripts.fair_lock import ACQUIRE_FAIR
 from redisson_py.core.scripts.fenced_lock import ACQUIRE_FENCED
-from redisson_py.core.scripts.rwlock import ACQUIRE_READ, ACQUIRE_WRITE, EXTEND_READ, EXTEND_WRITE
+from redisson_py.core.scripts.read_write_lock import (
+    ACQUIRE_READ,
+    ACQUIRE_WRITE,
+    EXTEND_READ,
+    EXTEND_WRITE,
+)
 from redisson_py.testing import Topology
 from redisson_py.testing.owners import Flavor
 

@@ -6,7 +6,7 @@ from redisson_py.asyncio.driver import run
 from redisson_py.core.flows import count_down_latch as latch_flows
 from redisson_py.core.flows import synchronizers as objects
 from redisson_py.core.handles import check_wait
-from redisson_py.core.scripts.latch import NEW_COUNT_MESSAGE
+from redisson_py.core.scripts.count_down_latch import NEW_COUNT_MESSAGE
 from redisson_py.core.synchronizer_handles import MAX_COUNT, ObjectHandle, check_int
 
 

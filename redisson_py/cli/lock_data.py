@@ -46,7 +46,7 @@ from redisson_py.core.flows import semaphore as semaphore_flows
 from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX, FAIR, FENCED, READ
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import fenced_resource as fencing
-from redisson_py.core.scripts import rwlock
+from redisson_py.core.scripts import read_write_lock
 from redisson_py.core.scripts.permit_semaphore import NO_LEASE
 from redisson_py.errors import RedissonError
 
@@ -467,8 +467,8 @@ def said(layout: str, candidates: list[str] | tuple[str, ...]) -> str:
 
 def _holder(field_name: str, count: str, mode: str | None) -> dict[str, Any]:
     owner = field_name
-    if mode is not None and owner.endswith(rwlock.WRITE_SUFFIX):
-        owner = owner[: -len(rwlock.WRITE_SUFFIX)]
+    if mode is not None and owner.endswith(read_write_lock.WRITE_SUFFIX):
+        owner = owner[: -len(read_write_lock.WRITE_SUFFIX)]
         mode = "write"
     client_id, _, owner_id = owner.partition(":")
     return {
@@ -627,7 +627,7 @@ def status_entry(
 
 
 def _write_first(item: tuple[str, str]) -> tuple[bool, str]:
-    return (not item[0].endswith(rwlock.WRITE_SUFFIX), item[0])
+    return (not item[0].endswith(read_write_lock.WRITE_SUFFIX), item[0])
 
 
 def _number(value: str | None) -> int | str | None:

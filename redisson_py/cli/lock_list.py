@@ -47,12 +47,12 @@ from redisson_py.cli.lock_data import (
 from redisson_py.config import redact_address
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import (
-    fair,
+    fair_lock,
     fenced_lock,
     fenced_resource,
     queued_lock,
-    requests,
-    rwlock,
+    read_write_lock,
+    synchronizers,
 )
 from redisson_py.core.scripts.permit_semaphore import TIMEOUT_SUFFIX
 from redisson_py.errors import RedissonError
@@ -63,9 +63,9 @@ PAGE = 1000
 """SCAN's ``COUNT``: keys asked for per round trip."""
 
 _AUX_PREFIXES = {
-    fair.QUEUE_PREFIX: "fair_queue",
-    fair.TIMEOUT_PREFIX: "fair_timeouts",
-    fair.ALIVE_PREFIX: "fair_alive",
+    fair_lock.QUEUE_PREFIX: "fair_queue",
+    fair_lock.TIMEOUT_PREFIX: "fair_timeouts",
+    fair_lock.ALIVE_PREFIX: "fair_alive",
     fenced_lock.TOKEN_PREFIX: "fenced_token",
     fenced_resource.FENCE_PREFIX: "fence_record",
 }
@@ -81,8 +81,8 @@ reentrant lock's); each leads back to the lock's name."""
 
 _SKIPPED_PREFIXES = (
     naming.UNLOCK_LATCH_PREFIX + ":",
-    requests.REQUEST_PREFIX + ":",
-    rwlock.LATCHES_PREFIX + ":",  # a read-write lock's acquire latches
+    synchronizers.REQUEST_PREFIX + ":",
+    read_write_lock.LATCHES_PREFIX + ":",  # a read-write lock's acquire latches
 )
 _READ_HOLD_MARK = ":rwlock_timeout:"
 

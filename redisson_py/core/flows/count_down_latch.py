@@ -1,7 +1,7 @@
 """The count-down latch's flows (Redisson's ``RCountDownLatch``), for both shells.
 
 The count lives at the key ``name`` (no key: 0, open); ``0`` on the latch's channel
-announces that it reached zero (see `redisson_py.core.scripts.latch`). A waiter
+announces that it reached zero (see `redisson_py.core.scripts.count_down_latch`). A waiter
 checks the count, subscribes, checks again, then sleeps until ``0`` is announced or
 `RECHECK` passes, so a lost message, or a latch deleted
 (which Redisson announces with ``1``, waking nobody), costs that long at most.
@@ -17,8 +17,8 @@ from redisson_py.core.flows.calls import call_with_retry, read
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once
 from redisson_py.core.flows.waiting import Tried, wait_for
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import latch as scripts
-from redisson_py.core.scripts.requests import TRY_SET
+from redisson_py.core.scripts import count_down_latch
+from redisson_py.core.scripts.synchronizers import TRY_SET
 
 Flow = Generator[Effect, Any, Any]
 
@@ -33,10 +33,10 @@ def channel_name(name: str, by_slot: bool) -> str:
     the channel is the prefix and `redisson_py.core.routing.naming.key_prefix` of the name
     instead (``redisson_countdownlatch__channel__a{b}c``), which does.
     """
-    redisson = f"{scripts.CHANNEL_PREFIX}{{{name}}}"
+    redisson = f"{count_down_latch.CHANNEL_PREFIX}{{{name}}}"
     if not by_slot or naming.key_slot(redisson) == naming.key_slot(name):
         return redisson
-    return scripts.CHANNEL_PREFIX + naming.key_prefix(name, by_slot=True)
+    return count_down_latch.CHANNEL_PREFIX + naming.key_prefix(name, by_slot=True)
 
 
 LAYOUT = Layout("count-down latch", channel_name)
@@ -65,13 +65,15 @@ def wait(ref: ObjectRef, timeout: float | None) -> Flow:
 def count_down(ref: ObjectRef) -> Flow:
     """Decrement the count; at zero the latch opens (its key is deleted, its waiters are
     told). A count already at zero stays there."""
-    yield from apply_once(ref, scripts.COUNT_DOWN, (ref.name, ref.channel))
+    yield from apply_once(ref, count_down_latch.COUNT_DOWN, (ref.name, ref.channel))
 
 
 def try_set_count(ref: ObjectRef, count: int) -> Flow:
     """Set the count to ``count`` unless one is set; True when set."""
     keys = (ref.name, ref.channel)
-    return bool((yield from apply_once(ref, TRY_SET, keys, count, scripts.NEW_COUNT_MESSAGE)))
+    return bool(
+        (yield from apply_once(ref, TRY_SET, keys, count, count_down_latch.NEW_COUNT_MESSAGE))
+    )
 
 
 def get_count(ref: ObjectRef) -> Flow:

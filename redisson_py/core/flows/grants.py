@@ -2,7 +2,7 @@
 
 A call to ``acquire()``/``try_acquire()`` is one `PermitRequest`, whose id all its
 attempts carry: the server records a grant under it
-(`redisson_py.core.scripts.requests`), so an attempt retried after a lost reply,
+(`redisson_py.core.scripts.synchronizers`), so an attempt retried after a lost reply,
 or run late by the server, takes nothing twice. A grant that too few replicas
 acknowledged is given back at once (`undo_unsynced`)
 and the wait goes on with a new request; at the deadline

@@ -44,7 +44,7 @@ from redisson_py.core.flows.calls import call_with_retry, node_of
 from redisson_py.core.flows.lock_kinds import READ, WRITE, LockRef
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import handoff as scripts
-from redisson_py.core.scripts.rwlock import WRITE_SUFFIX
+from redisson_py.core.scripts.read_write_lock import WRITE_SUFFIX
 from redisson_py.core.state.holds import Hold
 from redisson_py.errors import ArgumentError, HandOffError, NoSyncedReplicasError
 

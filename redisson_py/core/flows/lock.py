@@ -321,7 +321,7 @@ def try_lock(
     them go first, for `QUEUE_PAUSE` at most: each release wakes the one asleep longest,
     so a client's waiters take their turns in order rather than the releasing task
     taking the lock straight back. A fair lock's waiter tries at least every
-    `KEEPALIVE_INTERVAL` (`redisson_py.core.scripts.fair`): each try keeps its place in
+    `KEEPALIVE_INTERVAL` (`redisson_py.core.scripts.fair_lock`): each try keeps its place in
     the queue alive. A grant the replicas did not acknowledge is undone
     and retried while time remains, and so are connection errors (a failover); at the
     deadline the last such error is raised

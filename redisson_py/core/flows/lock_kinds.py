@@ -38,7 +38,7 @@ from redisson_py.core import scripts
 from redisson_py.core.effects import Arg, Command, Effect, ScriptCommand, Target, to_millis
 from redisson_py.core.flows.backoff import BackOff, ExponentialBackOff
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fair, rwlock
+from redisson_py.core.scripts import fair_lock, read_write_lock
 from redisson_py.core.scripts import fenced_lock as fenced
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold, report_lost
@@ -242,11 +242,11 @@ class SpinKind(LockKind):
 
 class FairKind(LockKind):
     """Redisson's ``RFairLock`` (and, with ``reentrant=False``, its non-reentrant twin):
-    waiters queue, each wakes on its own channel; see `redisson_py.core.scripts.fair`."""
+    waiters queue, each wakes on its own channel; see `redisson_py.core.scripts.fair_lock`."""
 
     label = "fair"
     queues = True
-    keepalive = fair.KEEPALIVE_INTERVAL
+    keepalive = fair_lock.KEEPALIVE_INTERVAL
 
     def __init__(self, *, reentrant: bool = True) -> None:
         self.reentrant = reentrant
@@ -255,9 +255,9 @@ class FairKind(LockKind):
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         return (
-            naming.prefixed_name(fair.QUEUE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(fair.TIMEOUT_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(fair.ALIVE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair_lock.QUEUE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair_lock.TIMEOUT_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(fair_lock.ALIVE_PREFIX, name, by_slot=by_slot),
         )
 
     def _keys(self, ref: LockRef) -> tuple[str, str, str, str]:
@@ -275,9 +275,9 @@ class FairKind(LockKind):
             to_millis(ref.state.wall_clock()),
             "1" if queue else "0",
             "1" if self.reentrant else "0",
-            to_millis(fair.ALIVE_WINDOW),
+            to_millis(fair_lock.ALIVE_WINDOW),
         )
-        return ScriptCommand(fair.ACQUIRE_FAIR, self._keys(ref), args)
+        return ScriptCommand(fair_lock.ACQUIRE_FAIR, self._keys(ref), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         args = (
@@ -288,7 +288,7 @@ class FairKind(LockKind):
             self.publish_command(ref),
             wait_ms,
         )
-        return ScriptCommand(fair.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
+        return ScriptCommand(fair_lock.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
 
     def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
@@ -303,7 +303,7 @@ class FairKind(LockKind):
             acquire_latch_field(ref.owner),
             *acquires,
         )
-        return ScriptCommand(fair.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
+        return ScriptCommand(fair_lock.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (
@@ -311,7 +311,7 @@ class FairKind(LockKind):
             self.publish_command(ref),
             to_millis(ref.state.wall_clock()),
         )
-        return ScriptCommand(fair.FORCE_RELEASE_FAIR, (*self._keys(ref), ref.channel), args)
+        return ScriptCommand(fair_lock.FORCE_RELEASE_FAIR, (*self._keys(ref), ref.channel), args)
 
     def wait_channel(self, ref: LockRef) -> str | None:
         return f"{ref.channel}:{ref.owner}"
@@ -319,18 +319,18 @@ class FairKind(LockKind):
 
 def _latches(name: str, by_slot: bool) -> str:
     """The read-write lock ``name``'s acquire-latch hash (see
-    `redisson_py.core.scripts.rwlock`)."""
-    return naming.prefixed_name(rwlock.LATCHES_PREFIX, name, by_slot=by_slot)
+    `redisson_py.core.scripts.read_write_lock`)."""
+    return naming.prefixed_name(read_write_lock.LATCHES_PREFIX, name, by_slot=by_slot)
 
 
 class ReadKind(LockKind):
     """The read half of Redisson's ``RReadWriteLock``; see
-    `redisson_py.core.scripts.rwlock`."""
+    `redisson_py.core.scripts.read_write_lock`."""
 
     label = "read"
-    channel_prefix = rwlock.CHANNEL_PREFIX
-    release_message = rwlock.READ_UNLOCK_MESSAGE
-    renew_script = rwlock.RENEW_READ
+    channel_prefix = read_write_lock.CHANNEL_PREFIX
+    release_message = read_write_lock.READ_UNLOCK_MESSAGE
+    renew_script = read_write_lock.RENEW_READ
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         """The prefix of the readers' timeout keys (``{name}``), the acquire-latch hash."""
@@ -349,10 +349,10 @@ class ReadKind(LockKind):
             ref.owner,
             acquire_latch_field(ref.owner),
             request_id,
-            ref.owner + rwlock.WRITE_SUFFIX,
+            ref.owner + read_write_lock.WRITE_SUFFIX,
         )
         keys = (ref.name, self.timeout_prefix(ref), ref.aux[1])
-        return ScriptCommand(rwlock.ACQUIRE_READ, keys, args)
+        return ScriptCommand(read_write_lock.ACQUIRE_READ, keys, args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], ref.aux[1])
@@ -363,7 +363,7 @@ class ReadKind(LockKind):
             request_id,
             acquire_latch_field(ref.owner),
         )
-        return ScriptCommand(rwlock.UNDO_READ, keys, args)
+        return ScriptCommand(read_write_lock.UNDO_READ, keys, args)
 
     def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
@@ -378,12 +378,12 @@ class ReadKind(LockKind):
             acquire_latch_field(ref.owner),
             *acquires,
         )
-        return ScriptCommand(rwlock.RELEASE_READ, keys, args)
+        return ScriptCommand(read_write_lock.RELEASE_READ, keys, args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
         keys = (ref.name, ref.channel, ref.aux[0], ref.aux[1])
-        return ScriptCommand(rwlock.FORCE_RELEASE_READ, keys, args)
+        return ScriptCommand(read_write_lock.FORCE_RELEASE_READ, keys, args)
 
     def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
         by_slot = [bool(h.target.routes_by_slot) for h in holds]
@@ -403,15 +403,15 @@ class ReadKind(LockKind):
 
     def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
         keys = (ref.name, self.timeout_prefix(ref), ref.aux[1])
-        return ScriptCommand(rwlock.EXTEND_READ, keys, (ttl_ms, ref.owner))
+        return ScriptCommand(read_write_lock.EXTEND_READ, keys, (ttl_ms, ref.owner))
 
     def locked(self, ref: LockRef) -> Command:
-        return ScriptCommand(rwlock.IS_READ_LOCKED, (ref.name,), ())
+        return ScriptCommand(read_write_lock.IS_READ_LOCKED, (ref.name,), ())
 
     def hold_count(self, ref: LockRef) -> Command:
         # Only holds whose timeout keys still run count (a field can outlive them).
         keys = (ref.name, self.timeout_prefix(ref))
-        return ScriptCommand(rwlock.READ_HOLD_COUNT, keys, (ref.owner,))
+        return ScriptCommand(read_write_lock.READ_HOLD_COUNT, keys, (ref.owner,))
 
 
 class WriteKind(LockKind):
@@ -419,10 +419,10 @@ class WriteKind(LockKind):
     ``:write``."""
 
     label = "write"
-    channel_prefix = rwlock.CHANNEL_PREFIX
-    owner_suffix = rwlock.WRITE_SUFFIX
-    release_message = rwlock.WRITE_UNLOCK_MESSAGE
-    renew_script = rwlock.RENEW_WRITE
+    channel_prefix = read_write_lock.CHANNEL_PREFIX
+    owner_suffix = read_write_lock.WRITE_SUFFIX
+    release_message = read_write_lock.WRITE_UNLOCK_MESSAGE
+    renew_script = read_write_lock.RENEW_WRITE
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         """The prefix of the readers' timeout keys (``{name}``), the acquire-latch hash."""
@@ -432,7 +432,7 @@ class WriteKind(LockKind):
         self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
         args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
-        return ScriptCommand(rwlock.ACQUIRE_WRITE, (ref.name, ref.aux[1]), args)
+        return ScriptCommand(read_write_lock.ACQUIRE_WRITE, (ref.name, ref.aux[1]), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         args = (
@@ -442,7 +442,7 @@ class WriteKind(LockKind):
             request_id,
             acquire_latch_field(ref.owner),
         )
-        return ScriptCommand(rwlock.UNDO_WRITE, (ref.name, ref.channel, ref.aux[1]), args)
+        return ScriptCommand(read_write_lock.UNDO_WRITE, (ref.name, ref.channel, ref.aux[1]), args)
 
     def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
@@ -457,12 +457,12 @@ class WriteKind(LockKind):
             *acquires,
         )
         keys = (ref.name, ref.channel, latch, ref.aux[1])
-        return ScriptCommand(rwlock.RELEASE_WRITE, keys, args)
+        return ScriptCommand(read_write_lock.RELEASE_WRITE, keys, args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
         keys = (ref.name, ref.channel, ref.aux[0], ref.aux[1])
-        return ScriptCommand(rwlock.FORCE_RELEASE_WRITE, keys, args)
+        return ScriptCommand(read_write_lock.FORCE_RELEASE_WRITE, keys, args)
 
     def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
         args: tuple[Arg, ...] = (ttl_ms, *(h.owner for h in holds), *renew_flags(holds))
@@ -473,7 +473,9 @@ class WriteKind(LockKind):
         return ScriptCommand(self.renew_script, keys, args)
 
     def extend(self, ref: LockRef, ttl_ms: int) -> ScriptCommand:
-        return ScriptCommand(rwlock.EXTEND_WRITE, (ref.name, ref.aux[1]), (ttl_ms, ref.owner))
+        return ScriptCommand(
+            read_write_lock.EXTEND_WRITE, (ref.name, ref.aux[1]), (ttl_ms, ref.owner)
+        )
 
     def locked(self, ref: LockRef) -> Command:
         return ("HGET", ref.name, "mode")

@@ -18,7 +18,7 @@ from redisson_py.core.flows import calls, grants
 from redisson_py.core.flows.lock_kinds import new_request_id
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import requests, semaphore
+from redisson_py.core.scripts import semaphore, synchronizers
 from redisson_py.core.state.holds import Taken
 
 Flow = Generator[Effect, Any, Any]
@@ -84,7 +84,7 @@ def release(ref: ObjectRef, permits: int, if_exists: bool = False) -> Flow:
 def try_set_permits(ref: ObjectRef, permits: int) -> Flow:
     """Set the count to ``permits`` unless it is set; True when set."""
     keys = (ref.name, ref.channel)
-    return bool((yield from apply_once(ref, requests.TRY_SET, keys, permits, "")))
+    return bool((yield from apply_once(ref, synchronizers.TRY_SET, keys, permits, "")))
 
 
 def add_permits(ref: ObjectRef, permits: int, announce: str = "count") -> Flow:

@@ -18,7 +18,7 @@ from redisson_py.core.effects import Arg, Effect, Script, ScriptCommand, Target,
 from redisson_py.core.flows.calls import call_with_retry
 from redisson_py.core.flows.lock_kinds import new_request_id
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts.requests import DELETE, REQUEST_PREFIX
+from redisson_py.core.scripts.synchronizers import DELETE, REQUEST_PREFIX
 from redisson_py.core.state.client_state import ClientState
 
 
@@ -60,7 +60,7 @@ class ObjectRef:
 
     def latch(self, request_id: str) -> str:
         """The key that remembers request ``request_id`` (see
-        `redisson_py.core.scripts.requests`), in the object's hash slot."""
+        `redisson_py.core.scripts.synchronizers`), in the object's hash slot."""
         by_slot = bool(self.target.routes_by_slot)
         return f"{naming.prefixed_name(REQUEST_PREFIX, self.name, by_slot=by_slot)}:{request_id}"
 
@@ -78,7 +78,7 @@ def once_command(
 ) -> ScriptCommand:
     """``script`` on ``keys`` and request ``request_id``'s latch (the last key), with
     the latch lifetime (ms) and the publish command before ``args``: the calling
-    conventions of `redisson_py.core.scripts.requests`."""
+    conventions of `redisson_py.core.scripts.synchronizers`."""
     latch_ms = to_millis(ref.state.settings.latch_ttl)
     return ScriptCommand(script, (*keys, ref.latch(request_id)), (latch_ms, ref.publish, *args))
 

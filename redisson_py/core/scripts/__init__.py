@@ -46,7 +46,7 @@ of a request already applied returns the owner's hold count and changes nothing,
 even the TTL; one whose hold is gone, or was undone, returns ``{2, 0}`` (the caller
 starts a new request). ``%(extra)s`` adds fields to the granted reply;
 ``%(latches)s`` is the hash holding the acquire-latch field (the lock's own, but for the
-read-write lock's, see `redisson_py.core.scripts.rwlock`)."""
+read-write lock's, see `redisson_py.core.scripts.read_write_lock`)."""
 
 
 def request_check(extra: str = "", latches: str = "KEYS[1]") -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
-from redisson_py.core.scripts.requests import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
+from redisson_py.core.scripts.synchronizers import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
 
 TIMEOUT_SUFFIX = "timeout"
 

@@ -4,7 +4,7 @@ Data layout, Redisson's: the number of available permits is a plain integer stri
 the key ``name`` (no key: 0 permits, nothing set yet); a change that makes permits
 available publishes the new count (a decimal integer) on ``redisson_sc:{name}``, and a
 waiting client wakes that many of its waiters at most. redisson-py adds only the latch
-keys of `redisson_py.core.scripts.requests`, so that no call counts twice.
+keys of `redisson_py.core.scripts.synchronizers`, so that no call counts twice.
 
 Every script's keys end with the request's latch and its first argument is the latch
 lifetime (ms); scripts that publish take the publish command (``publish``,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
-from redisson_py.core.scripts.requests import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
+from redisson_py.core.scripts.synchronizers import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
 
 CHANNEL_PREFIX = "redisson_sc"
 

@@ -1,4 +1,4 @@
-"""The queued lock's waiter, stepped through without Redis (as test_lock_kind_flows): a
+"""The queued lock's waiter, stepped through without Redis (as test_lock_kinds_flows): a
 grant passed on to it is taken from the message with no round trip of its own, safe
 from the send of its last answered try; a message naming another request, a grant
 replicas must acknowledge, or one whose safe end has passed is confirmed with a try.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from test_lock_flows import Stepper, granted, held
-from test_lock_kind_flows import command_of, make_ref
+from test_lock_kinds_flows import command_of, make_ref
 
 from redisson_py.core.effects import Background, Call, CallResult, Subscribe, WaitSignal
 from redisson_py.core.flows import lock as lock_flows

@@ -31,7 +31,7 @@ from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.flows import lock_kinds
 from redisson_py.core.flows import watchdog as renewal
 from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
-from redisson_py.core.scripts import fair, rwlock
+from redisson_py.core.scripts import fair_lock, read_write_lock
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.errors import ArgumentError, LockReentryError
 from redisson_py.sync._primitives import RUNTIME
@@ -59,7 +59,7 @@ def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() 
     assert isinstance(clock, FakeClock)
     step = Stepper(lock_flows.try_lock(ref, 2.0, None))
     command = command_of(step.effect)
-    assert command.script is fair.ACQUIRE_FAIR
+    assert command.script is fair_lock.ACQUIRE_FAIR
     assert command.keys == (
         "res",
         "redisson_lock_queue:{res}",
@@ -84,13 +84,15 @@ def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() 
     assert isinstance(wait, WaitSignal) and wait.timeout == pytest.approx(0.5)
     clock.now += 2.0  # the wait runs out
     step.send(False)
-    assert command_of(step.effect).script is fair.ACQUIRE_FAIR  # one last try
+    assert command_of(step.effect).script is fair_lock.ACQUIRE_FAIR  # one last try
     leave = step.send(held(500))
     # Not granted: the waiter leaves the queue, in the background, though every attempt
     # was answered (a queued waiter would otherwise block the ones behind it).
     assert isinstance(leave, Background)
     undo = command_of(next(leave.flow))
-    assert undo.script is fair.UNDO_FAIR and undo.args[2] == request_id and undo.args[5] == 2000
+    assert (
+        undo.script is fair_lock.UNDO_FAIR and undo.args[2] == request_id and undo.args[5] == 2000
+    )
     assert isinstance(step.send(None), Unsubscribe)
     step.send(None)
     assert step.done and step.result is False
@@ -115,8 +117,8 @@ def test_a_queued_fair_waiter_tries_every_keepalive_interval_however_long_the_tt
     for _ in range(3):
         wait = step.send(held(30_000))  # the holder's TTL: 30 s
         # each try refreshes the waiter's alive entry: it sleeps 1 s at most
-        assert isinstance(wait, WaitSignal) and wait.timeout == fair.KEEPALIVE_INTERVAL
-        assert command_of(step.send(False)).script is fair.ACQUIRE_FAIR
+        assert isinstance(wait, WaitSignal) and wait.timeout == fair_lock.KEEPALIVE_INTERVAL
+        assert command_of(step.send(False)).script is fair_lock.ACQUIRE_FAIR
     # a reentrant lock's waiter sleeps the holder's TTL
     plain = Stepper(lock_flows.try_lock(make_ref(lock_kinds.LockKind()), None, None))
     plain.send(held(30_000))
@@ -188,14 +190,14 @@ def test_a_leftover_the_owner_does_not_count_is_released_and_the_acquire_retried
 def test_read_and_write_holds_use_their_fields_and_the_read_holds_their_timeout_keys() -> None:
     read = make_ref(lock_kinds.READ)
     command = command_of(Stepper(lock_flows.try_lock(read, 0.0, None)).effect)
-    assert command.script is rwlock.ACQUIRE_READ
+    assert command.script is read_write_lock.ACQUIRE_READ
     latches = "redisson_py_acquire:{res}"  # the request ids, out of the lock's hash
     assert command.keys == ("res", f"{{res}}:{read.owner}:rwlock_timeout", latches)
     assert command.args[4] == read.owner + ":write"
     assert read.channel == "redisson_rwlock:{res}"
     write = make_ref(lock_kinds.WRITE)
     command = command_of(Stepper(lock_flows.try_lock(write, 0.0, None)).effect)
-    assert command.script is rwlock.ACQUIRE_WRITE and command.args[1].endswith(":write")
+    assert command.script is read_write_lock.ACQUIRE_WRITE and command.args[1].endswith(":write")
     assert command.keys == ("res", latches)
     assert write.kind.release(write).args[0] == "1"  # a write unlock wakes every waiter
 

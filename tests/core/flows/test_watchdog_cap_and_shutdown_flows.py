@@ -1,5 +1,5 @@
 """The renewal cap (``max_hold_time``) and the releases of a shutdown, stepped through
-without Redis (as test_renewal). Behaviour against real servers:
+without Redis (as test_watchdog_flows). Behaviour against real servers:
 integration/lock/test_holding.py."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from test_renewal import TARGET, finish, gather_of, make_state, script, take
+from test_watchdog_flows import TARGET, finish, gather_of, make_state, script, take
 
 from redisson_py.core.effects import CallResult, Effect, Gather, Sleep
 from redisson_py.core.flows import shutdown

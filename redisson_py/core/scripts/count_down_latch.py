@@ -8,7 +8,7 @@ which ``0`` announces that the count reached zero (waiters wake) and ``1`` that 
 count was set (waiters keep waiting).
 
 Keys end with the request's latch, and the first argument is its lifetime (ms), as in
-`redisson_py.core.scripts.requests`; the second is the publish command. Setting the
+`redisson_py.core.scripts.synchronizers`; the second is the publish command. Setting the
 count is `TRY_SET`, with
 `NEW_COUNT_MESSAGE`.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
-from redisson_py.core.scripts.requests import remembered
+from redisson_py.core.scripts.synchronizers import remembered
 
 CHANNEL_PREFIX = "redisson_countdownlatch__channel__"
 ZERO_MESSAGE = "0"

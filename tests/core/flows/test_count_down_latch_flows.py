@@ -18,7 +18,7 @@ from redisson_py.core.flows.calls import guarded
 from redisson_py.core.flows.synchronizers import ObjectRef
 from redisson_py.core.flows.waiting import RECHECK
 from redisson_py.core.routing.naming import key_slot
-from redisson_py.core.scripts import latch, requests
+from redisson_py.core.scripts import count_down_latch, synchronizers
 from redisson_py.errors import ConnectError
 
 
@@ -99,10 +99,10 @@ def test_a_count_down_is_retried_with_its_request_id() -> None:
     ref, _ = latch_ref(by_slot=True)
     step = Stepper(latch_flows.count_down(ref))
     first = script_of(step.effect)
-    assert first.script is latch.COUNT_DOWN
+    assert first.script is count_down_latch.COUNT_DOWN
     name, channel, request = first.keys
     assert (name, channel) == ("res", "redisson_countdownlatch__channel__{res}")
-    assert request.startswith(requests.REQUEST_PREFIX + ":{res}:r")
+    assert request.startswith(synchronizers.REQUEST_PREFIX + ":{res}:r")
     assert isinstance(step.throw(RedisConnectionError("reply lost")), Sleep)
     assert script_of(step.send(None)) == first
     step.send(CallResult((0,)))
@@ -111,9 +111,9 @@ def test_a_count_down_is_retried_with_its_request_id() -> None:
 
 def test_deleting_announces_a_new_count_as_redisson_does() -> None:
     ref, _ = latch_ref()
-    step = Stepper(objects.delete(ref, latch.NEW_COUNT_MESSAGE))
+    step = Stepper(objects.delete(ref, count_down_latch.NEW_COUNT_MESSAGE))
     command = script_of(step.effect)
-    assert command.script is requests.DELETE
+    assert command.script is synchronizers.DELETE
     assert command.keys[:2] == ("res", "redisson_countdownlatch__channel__{res}")
     assert command.args[1:] == ("publish", "1")
     step.send(CallResult((1,)))
