@@ -41,13 +41,13 @@ from typing import Any
 
 import redis
 import redis.cluster
+from redis.crc import key_slot
 
 from benchmarks.contenders import FloorScripts
 from benchmarks.stats import median, paired_ratio
 from benchmarks.workers import spawned
 from redisson_py import Config, Redisson
 from redisson_py.core import scripts
-from redisson_py.core.routing import naming
 from redisson_py.core.state.options import lock_settings
 
 PROCESSES = 2
@@ -76,7 +76,7 @@ def _floor_owner(
     connections = {port: node.connection_pool.get_connection() for port, node in nodes.items()}
     calls = []
     for name in names:
-        port = slots[naming.key_slot(name)]
+        port = slots[key_slot(name.encode())]
         master = next(a for a in manager.view.masters if a.port == port)
         replicas = (
             manager.view.replicas_to_wait_for(master) if settings.check_lock_synced_slaves else 0

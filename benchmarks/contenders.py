@@ -54,11 +54,9 @@ import redis.asyncio as aioredis
 
 from redisson_py import Config, Redisson, RedLock
 from redisson_py import asyncio as aio
-from redisson_py.core import scripts
+from redisson_py.core import keyspace, scripts
 from redisson_py.core.effects import to_millis
-from redisson_py.core.flows.calls import QUEUE_PAUSE
-from redisson_py.core.flows.lock_kinds import acquire_latch_field, new_request_id
-from redisson_py.core.routing import naming
+from redisson_py.core.flows.calls import QUEUE_PAUSE, new_request_id
 from redisson_py.core.routing.modes import mode_for
 from redisson_py.core.state.options import lock_settings
 
@@ -140,16 +138,16 @@ _floor_owner_ids = itertools.count(1)
 class FloorScripts:
     """The floor's two calls for one lock name and one owner (see the module docstring):
     the library's keys (``by_slot``: a cluster's slot-safe names), arguments and request
-    ids (:func:`~redisson_py.core.flows.lock_kinds.new_request_id`), built by hand."""
+    ids (:func:`~redisson_py.core.flows.calls.new_request_id`), built by hand."""
 
     def __init__(
         self, name: str, latch_ms: int, *, by_slot: bool = False, publish: str = "publish"
     ):
         self.name = name
         self.by_slot = by_slot
-        self.channel = naming.channel_name(name, by_slot=by_slot)
+        self.channel = keyspace.lock_channel(name, by_slot=by_slot)
         self.owner = f"{uuid.uuid4()}:{next(_floor_owner_ids)}"
-        self.latch_field = acquire_latch_field(self.owner)
+        self.latch_field = keyspace.acquire_field(self.owner)
         self.latch_ms = latch_ms
         self.lease_ms = LEASE_SECONDS * 1000
         self.publish = publish
@@ -168,14 +166,14 @@ class FloorScripts:
         )
 
     def release_args(self) -> tuple[Any, ...]:
-        latch = naming.unlock_latch_name(self.name, new_request_id(), by_slot=self.by_slot)
+        latch = keyspace.unlock_latch(self.name, new_request_id(), by_slot=self.by_slot)
         return (
             scripts.RELEASE.sha,
             3,
             self.name,
             self.channel,
             latch,
-            naming.UNLOCK_MESSAGE,
+            keyspace.UNLOCK_MESSAGE,
             self.owner,
             self.publish,
             self.latch_ms,

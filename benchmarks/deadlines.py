@@ -22,11 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redis.crc import key_slot
+
 from redisson_py import Config, RedissonError
 from redisson_py import Redisson as SyncRedisson
 from redisson_py.asyncio import Redisson as AsyncRedisson
 from redisson_py.config import ConstantDelay
-from redisson_py.core.routing import naming
 from redisson_py.testing import start_topology
 from redisson_py.testing.topologies.node import Node
 from redisson_py.testing.topologies.topology import Topology
@@ -46,7 +47,7 @@ def _config(topology: Topology) -> Config:
 
 def _master(topology: Topology) -> Node:
     if topology.kind == "cluster":
-        return topology.master_for_slot(naming.key_slot(NAME))
+        return topology.master_for_slot(key_slot(NAME.encode()))
     return topology.master()
 
 

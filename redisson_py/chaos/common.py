@@ -7,9 +7,10 @@ import time
 import uuid
 from typing import Any
 
+from redis.crc import key_slot
+
 from redisson_py import Config, ConnectError, Redisson
 from redisson_py.config import ConstantDelay
-from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import HarnessTimeout, Node, Topology, start_topology
 
 log = logging.getLogger("redisson_py.chaos")
@@ -61,7 +62,7 @@ def client_configs(
 def master_of(topology: Topology, key: str) -> Node:
     """The node that serves ``key`` now."""
     if topology.layout == "cluster":
-        return topology.master_for_slot(key_slot(key))
+        return topology.master_for_slot(key_slot(key.encode()))
     return topology.master()
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX
-from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.keyspace import ACQUIRE_FIELD_PREFIX, owner_field
 from redisson_py.testing import HarnessTimeout, Node, Topology, wait_until
 from redisson_py.testing.topologies.waiting import NotYet
 
@@ -69,8 +68,8 @@ def _names_only(nodes: list[Node], name: str, field: str) -> None:
         fields = _hgetall(node, name)
         # The hash holds one count per owner and redisson-py's acquire latch per owner
         # (``redisson_py_acquire:<owner>``): both must be B's alone.
-        holds = {f: v for f, v in fields.items() if not f.startswith(ACQUIRE_LATCH_PREFIX)}
-        latches = {f.removeprefix(ACQUIRE_LATCH_PREFIX) for f in fields if f not in holds}
+        holds = {f: v for f, v in fields.items() if not f.startswith(ACQUIRE_FIELD_PREFIX)}
+        latches = {f.removeprefix(ACQUIRE_FIELD_PREFIX) for f in fields if f not in holds}
         if holds != {field: "1"} or not latches <= {field}:
             raise NotYet(f"{node.name} has {name} = {fields}")
 

@@ -58,7 +58,7 @@ from redisson_py.chaos.common import (
     promote_replica_of,
     unique,
 )
-from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.keyspace import owner_field
 from redisson_py.sync.lock import current_owner_id
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.topologies.waiting import HarnessTimeout, NotYet, wait_until

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from redisson_py import Config, Redisson
 from redisson_py.chaos.common import fresh_topology, unique
 from redisson_py.config import ConstantDelay
-from redisson_py.core import scripts
+from redisson_py.core import keyspace
 from redisson_py.testing.faults.proxy import ReplyDropper
 
 
@@ -35,15 +35,17 @@ def run_once(backend: str) -> RepliesRun:
         with Redisson.create(config) as client:
             lock = client.get_lock(name)
             counts = []
-            proxy.drop_reply_of(scripts.ACQUIRE.sha)
+            # Markers from the keyspace: the next command carrying the owner's acquire
+            # field is the acquire; only a release names an unlock latch.
+            proxy.drop_reply_of(keyspace.ACQUIRE_FIELD_PREFIX)
             lock.lock()
             counts.append(lock.hold_count())
             lock.lock()
             counts.append(lock.hold_count())
-            proxy.drop_reply_of(scripts.RELEASE.sha)
+            proxy.drop_reply_of(keyspace.UNLOCK_LATCH_PREFIX)
             lock.unlock()
             counts.append(lock.hold_count())
-            proxy.drop_reply_of(scripts.RELEASE.sha)
+            proxy.drop_reply_of(keyspace.UNLOCK_LATCH_PREFIX)
             lock.unlock()
             released = topology.master().client().exists(name) == 0
         return RepliesRun(proxy.dropped, counts, released)

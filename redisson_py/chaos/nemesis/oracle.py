@@ -21,8 +21,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from redisson_py import Config
-from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fenced_resource as fencing
+from redisson_py.core import keyspace
 from redisson_py.testing import Topology, wait_until
 from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.cuts import Host
@@ -66,7 +65,7 @@ class Oracle:
 
     def highest_token(self, resource: str) -> int | None:
         """The highest token ``resource`` accepted (its fence record), None if none."""
-        record = naming.prefixed_name(fencing.FENCE_PREFIX, resource, by_slot=False)
+        record = keyspace.fence_record(resource, by_slot=False)
         value = self.client.hget(record, "token")
         return None if value is None else int(value)
 

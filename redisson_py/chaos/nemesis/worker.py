@@ -51,7 +51,7 @@ from redisson_py import (
     StaleTokenError,
 )
 from redisson_py.chaos.nemesis.journal import Journal
-from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.keyspace import owner_field
 from redisson_py.sync.lock import current_owner_id
 
 __all__ = ["ACQUIRE_WAIT", "LONG_HOLD", "SHORT_HOLD", "WRITE_INTERVAL", "main"]

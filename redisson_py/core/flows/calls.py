@@ -11,18 +11,22 @@ so retry rules, deadlines and error wrapping are the same for every object:
   applied; `unsynced_extension` judges an extension too few replicas acknowledged;
 - `guarded` and `reply_error` turn what leaves a flow into a
   [`RedissonError`][redisson_py.errors.RedissonError] naming the object and its node;
-- `nap` is a waiter's sleep.
+- `nap` is a waiter's sleep;
+- `new_request_id` names each call that changes state, so that its retries count once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import random
 from collections.abc import Callable, Generator
 from typing import Any, Protocol, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -65,6 +69,23 @@ WARN_EVERY = 10
 
 POLL_WITHOUT_SUBSCRIPTION = 0.5
 """Longest sleep between tries when the unlock channel could not be subscribed."""
+
+
+# Request ids come from a generator of this module's own, seeded by the OS (and seeded
+# again in a forked child). Not os.urandom per id: that is a system call releasing the
+# GIL, which with several threads acquiring costs a thread switch per acquire (see
+# `IdleConnections` for the other one removed). Not the random module's generator: a
+# program's random.seed() must not make ids repeat.
+_ids = random.Random()
+os.register_at_fork(after_in_child=_ids.seed)
+
+
+def new_request_id() -> str:
+    """A fresh request id (`redisson_py.core.keyspace.request_id`: a letter, then 128
+    random bits, as many as uuid4's, in hex). Each acquire, release and change of a
+    semaphore, latch or fenced resource has one: its latch remembers the outcome, so a
+    retry after a lost reply is not applied twice."""
+    return keyspace.request_id(_ids.getrandbits(128))
 
 
 class Subject(Protocol):

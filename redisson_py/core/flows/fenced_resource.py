@@ -27,10 +27,9 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Arg, Effect, ScriptCommand, Target, to_millis
-from redisson_py.core.flows.calls import call_with_retry, read
-from redisson_py.core.flows.lock_kinds import new_request_id
-from redisson_py.core.routing import naming
+from redisson_py.core.flows.calls import call_with_retry, new_request_id, read
 from redisson_py.core.scripts import fenced_resource as fencing
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.errors import ArgumentError, ArgumentTypeError, StaleTokenError
@@ -80,13 +79,12 @@ class ResourceRef:
     def record(self) -> str:
         """The key of its fence record (the highest token and its owner), in its slot."""
         by_slot = bool(self.target.routes_by_slot)
-        return naming.prefixed_name(fencing.FENCE_PREFIX, self.name, by_slot=by_slot)
+        return keyspace.fence_record(self.name, by_slot=by_slot)
 
     def latch(self, request_id: str) -> str:
         """The key that remembers write ``request_id`` was accepted, in its slot."""
         by_slot = bool(self.target.routes_by_slot)
-        prefix = naming.prefixed_name(fencing.LATCH_PREFIX, self.name, by_slot=by_slot)
-        return f"{prefix}:{request_id}"
+        return keyspace.fence_latch(self.name, request_id, by_slot=by_slot)
 
 
 def check_token(name: str, token: object) -> int:

@@ -14,13 +14,11 @@ import os
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Command, Effect, ScriptCommand, to_millis
 from redisson_py.core.flows import grants
-from redisson_py.core.flows import semaphore as semaphore_flows
-from redisson_py.core.flows.calls import call_with_retry, read, unsynced_extension
-from redisson_py.core.flows.lock_kinds import new_request_id
+from redisson_py.core.flows.calls import call_with_retry, new_request_id, read, unsynced_extension
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
-from redisson_py.core.routing import naming
 from redisson_py.core.scripts import permit_semaphore as scripts
 from redisson_py.core.state.holds import Hold, Taken, report_lost
 from redisson_py.errors import PermitNotHeldError
@@ -30,16 +28,12 @@ Flow = Generator[Effect, Any, Any]
 PERMIT_ID_BYTES = 16
 
 
-def timeout_name(name: str, by_slot: bool) -> str:
-    """The set of acquired permits: ``{name}:timeout`` (Redisson's ``suffixName``)."""
-    return naming.suffixed_name(name, scripts.TIMEOUT_SUFFIX, by_slot=by_slot)
-
-
 LAYOUT = Layout(
     "permit-expirable semaphore",
-    semaphore_flows.channel_name,
-    lambda name, by_slot: (timeout_name(name, by_slot),),
+    lambda name, by_slot: keyspace.semaphore_channel(name, by_slot=by_slot),
+    lambda name, by_slot: (keyspace.permit_timeouts(name, by_slot=by_slot),),
 )
+"""Redisson's: the semaphore's channel; the acquired permits ``{name}:timeout``."""
 
 
 def _keys(ref: ObjectRef) -> tuple[str, str, str]:
@@ -52,7 +46,7 @@ def _now_ms(ref: ObjectRef) -> int:
 
 def _expiry(ref: ObjectRef, lease: float | None) -> int:
     """A permit's score: when its lease ends (wall-clock ms), or ``NO_LEASE``."""
-    return scripts.NO_LEASE if lease is None else _now_ms(ref) + to_millis(lease)
+    return keyspace.PERMIT_NO_LEASE if lease is None else _now_ms(ref) + to_millis(lease)
 
 
 def _reporter(ref: ObjectRef) -> Callable[[Hold, str], None]:
