@@ -950,3 +950,68 @@ def test_run_stops_the_command_when_the_lock_is_lost(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# -- what an operator's command loads --------------------------------------------------------
+
+_LOADED_PROBE = """
+import contextlib, io, json, sys
+from redisson_py.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    status = main(json.loads(sys.argv[1]))
+loaded = sorted(m for m in sys.modules if m.startswith("redisson_py"))
+print(json.dumps({"status": status, "out": out.getvalue(), "loaded": loaded}))
+"""
+
+
+def run_counting_modules(*args: str) -> tuple[str, list[str]]:
+    """``redisson-py ARGS`` run in a fresh interpreter: its output, and the modules of
+    redisson_py it loaded by the end (the command's whole run, connecting included)."""
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED_PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == 0, (args, report["out"])
+    return report["out"], report["loaded"]
+
+
+def test_operator_commands_load_no_harness_and_no_chaos_suite(
+    client: Redisson, single_config: str, request: pytest.FixtureRequest
+) -> None:
+    """An operator's commands, run to the end against a server, import neither the test
+    harness nor the chaos suite (``tests/cli/test_lazy_commands.py`` holds their help and
+    their early errors)."""
+    name = lock_name(request)
+    release, holder = hold_in_thread(client, name)
+    try:
+        commands = [
+            ("lock", "status", name, "--json", "--config", single_config),
+            ("lock", "list", literal(name), "--json", "--config", single_config),
+            ("lock", "unlock", name, "--force", "--yes", "--json", "--config", single_config),
+            ("config", "check", single_config, "--connect", "--json"),
+        ]
+        outputs = []
+        for args in commands:
+            out, loaded = run_counting_modules(*args)
+            harness = [
+                m for m in loaded if m.startswith(("redisson_py.testing", "redisson_py.chaos"))
+            ]
+            assert harness == [], f"{' '.join(args[:2])} loaded {harness}"
+            outputs.append(json.loads(out))
+        status, listing, unlocked, checked = outputs
+        entry = status["locks"][0]
+        assert (entry["name"], entry["kind"]) == (name, "reentrant")
+        assert [h["client_id"] for h in entry["holders"]] == [client.id]
+        assert [entry["name"] for entry in listing["locks"]] == [name]
+        assert unlocked == {"name": name, "unlocked": True, "kind": "reentrant"}
+        assert checked["connected"]
+        assert not client.get_lock(name).is_locked()
+    finally:
+        release.set()
+        holder.join(10)

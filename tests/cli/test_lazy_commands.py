@@ -41,8 +41,14 @@ def _loaded(argv: list[str]) -> list[str]:
     [
         ["lock", "status", "--help"],
         ["lock", "status", "a", "--config", "/nonexistent/redisson.yaml"],
+        ["lock", "list", "--help"],
+        ["lock", "list", "--config", "/nonexistent/redisson.yaml"],
+        ["lock", "unlock", "--help"],
+        ["lock", "unlock", "a", "--force", "--yes", "--config", "/nonexistent/redisson.yaml"],
+        ["config", "check", "--help"],
         ["config", "check", "/nonexistent/redisson.yaml"],
     ],
+    ids=" ".join,
 )
 def test_operator_commands_load_no_harness_and_no_chaos_suite(argv: list[str]) -> None:
     loaded = _loaded(argv)
