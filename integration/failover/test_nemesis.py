@@ -1,13 +1,17 @@
 """The randomized nemesis (``redisson-py chaos nemesis``): workers take shared locks while a
 seeded fault schedule breaks the topology; the checker reads their journals.
 
-CI runs one short run (sentinel, replica sync on, the network schedule, a fixed seed:
-about 65 s with the topology's start): no hold granted while another worker's hold was
-neither released nor told lost, no stale write accepted, and both operations and faults
-happened. Set ``REDISSON_PY_NEMESIS_LONG=1`` for the long runs (every topology, mode and
-schedule, ``REDISSON_PY_NEMESIS_SECONDS`` each, default 600: about 85 minutes in all),
-``REDISSON_PY_NEMESIS_SEED`` to change the seed. Skipped, with the reason, where network
-partitions (or, for the process schedule, libfaketime) are not available.
+CI runs two short runs, replica sync on, the network schedule, a fixed seed each:
+sentinel for 60 s (about 65 s with the topology's start), and replicated for 30 s with
+a seed whose schedule has managed-style failovers and masters isolated with workers
+(the nemesis plays the managed service: see `redisson_py.chaos.nemesis.faults`). Each
+asserts no hold granted while another worker's hold was neither released nor told lost,
+no stale write accepted, and both operations and faults happened. Set
+``REDISSON_PY_NEMESIS_LONG=1`` for the long runs (every topology, mode and schedule,
+``REDISSON_PY_NEMESIS_SECONDS`` each, default 600: about 105 minutes in all),
+``REDISSON_PY_NEMESIS_SEED`` (``REDISSON_PY_NEMESIS_REPLICATED_SEED``) to change the
+seed. Skipped, with the reason, where network partitions (or, for the process schedule,
+libfaketime) are not available.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ LONG = os.environ.get("REDISSON_PY_NEMESIS_LONG") == "1"
 LONG_SECONDS = float(os.environ.get("REDISSON_PY_NEMESIS_SECONDS", "600"))
 
 
-def nemesis(tmp_path: Path, topology: str, mode: str, schedule: str, seconds: float) -> RunReport:
+def nemesis(
+    tmp_path: Path, topology: str, mode: str, schedule: str, seconds: float, seed: int = SEED
+) -> RunReport:
     options = NemesisOptions(
-        topology, mode, schedule, duration=seconds, seed=SEED, directory=tmp_path / "run"
+        topology, mode, schedule, duration=seconds, seed=seed, directory=tmp_path / "run"
     )
     reason = unavailable_reason(options)
     if reason is not None:
@@ -69,12 +75,35 @@ def test_a_short_nemesis_on_sentinel_with_replica_sync_grants_no_lock_twice(
     assert report.verdict.counts["writes_after_told"] == 0  # workers stop when told
 
 
+# Drawn for 30 s: managed-failover, isolate-master twice, managed-failover (the later
+# ones may be cut short by the recoveries before them).
+REPLICATED_SEED = int(os.environ.get("REDISSON_PY_NEMESIS_REPLICATED_SEED", "20261176"))
+REPLICATED_CI_SECONDS = 30.0
+
+
+@pytest.mark.timeout(180)
+def test_a_short_nemesis_on_replicated_with_managed_failovers_grants_no_lock_twice(
+    tmp_path: Path,
+) -> None:
+    report = nemesis(
+        tmp_path, "replicated", "sync-on", "network", REPLICATED_CI_SECONDS, REPLICATED_SEED
+    )
+    assert report.verdict.overlaps == (), untold(report)
+    assert report.verdict.stale.accepted == ()
+    assert report.verdict.counts["grants"] > 0 and report.verdict.counts["writes"] > 0
+    faults = report.fault_counts()
+    assert faults.get("managed-failover", 0) > 0 and faults.get("isolate-master", 0) > 0, faults
+    assert report.verdict.counts["writes_after_told"] == 0
+
+
 LONG_RUNS = [
     ("sentinel", "sync-on", "network"),
     ("cluster", "sync-on", "network"),
+    ("replicated", "sync-on", "network"),
     ("redlock", "redlock", "network"),
     ("sentinel", "sync-off", "network"),
     ("cluster", "sync-off", "network"),
+    ("replicated", "sync-off", "network"),
     ("sentinel", "sync-on", "process"),
     ("cluster", "sync-on", "process"),
     ("redlock", "redlock", "process"),

@@ -12,6 +12,7 @@ from redis.crc import key_slot
 from redisson_py import Config, ConnectError, Redisson
 from redisson_py.config import ConstantDelay
 from redisson_py.testing import HarnessTimeout, Node, Topology, start_topology
+from redisson_py.testing.errors import TopologyError
 
 log = logging.getLogger("redisson_py.chaos")
 
@@ -91,11 +92,13 @@ def managed_failover(
     then every other running data node is pointed at it, ``old`` too unless
     ``demote_old`` is false (a service that cannot reach the old master, cut off by a
     partition, cannot demote it: it stays a master until the heal). Each node's config
-    is rewritten so a restart keeps the new wiring. Returns ``new``."""
+    is rewritten so a restart keeps the new wiring. Returns ``new``; raises
+    [`TopologyError`][redisson_py.testing.TopologyError] when ``old`` has no running
+    replica."""
     if new is None:
         candidates = [n for n in topology.replicas_of(old) if n.expected_up]
         if not candidates:
-            raise HarnessTimeout(f"{old.name} has no running replica to promote")
+            raise TopologyError(f"{old.name} has no running replica to promote")
         new = candidates[0]
     new.command("REPLICAOF", "NO", "ONE")
     new.command("CONFIG", "REWRITE")

@@ -3,9 +3,9 @@
 
 ::
 
-    redisson-py chaos nemesis --topology sentinel|cluster|redlock --duration S --seed N
-        [--mode sync-on|sync-off|queued|redlock] [--schedule network|process] [--workers K]
-        [--runs R] [--out DIR]
+    redisson-py chaos nemesis --topology sentinel|cluster|replicated|redlock --duration S
+        --seed N [--mode sync-on|sync-off|queued|redlock] [--schedule network|process]
+        [--workers K] [--runs R] [--out DIR]
 
 Each run's progress goes to stderr, one markdown table row per run to stdout, and each
 run's JSON (and journals) to its directory, named on stderr. ``--runs R`` plays seeds N,
@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "nemesis",
         "`chaos nemesis`: a random fault schedule from --seed against --topology "
-        "(sentinel, cluster, redlock) for --duration seconds, --mode sync-on (default), "
-        "sync-off, queued (the queued lock, sync on) or redlock (the redlock topology's "
+        "(sentinel, cluster, replicated, redlock) for --duration seconds, --mode sync-on "
+        "(default), sync-off, queued (the queued lock, sync on) or redlock (the redlock topology's "
         "only mode)",
     )
     group.add_argument(
@@ -59,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=SCHEDULES,
         default="network",
         help="network: partitions, one-way cuts, isolated masters, replica cuts, pauses, "
-        "kills; process: a worker paused past its lease, a node's clock jumped; "
-        "default: network",
+        "kills (replicated: also managed-style failovers); process: a worker paused past "
+        "its lease, a node's clock jumped; default: network",
     )
     group.add_argument(
         "--workers", type=int, default=4, help="worker processes (2 or more); default: 4"

@@ -25,6 +25,14 @@ SENTINEL = Cast(
     locks=2,
     replicated=True,
 )
+REPLICATED = Cast(
+    nodes=("master-0", "replica-0-1", "replica-0-2"),
+    data_nodes=("master-0", "replica-0-1", "replica-0-2"),
+    workers=("worker-0", "worker-1", "worker-2", "worker-3"),
+    locks=2,
+    replicated=True,
+    managed=True,
+)
 REDLOCK = Cast(
     nodes=tuple(f"master-{i}" for i in range(5)),
     data_nodes=tuple(f"master-{i}" for i in range(5)),
@@ -88,6 +96,19 @@ def test_the_network_schedule_strikes_members_of_the_cast_and_never_the_oracle()
                 assert fault.target in ("master-of:0", "master-of:1")
             else:
                 assert fault.target in ("master-of:0", "master-of:1", *SENTINEL.nodes)
+    # Sentinel makes its own failovers: the nemesis plays no managed service's there.
+    assert seen == set(NETWORK_KINDS) - {"managed-failover"}
+
+
+def test_a_managed_topology_gets_managed_failovers_of_the_master() -> None:
+    seen = set()
+    for seed in range(30):
+        for fault in make_schedule(seed, "network", REPLICATED, 300).faults:
+            seen.add(fault.kind)
+            if fault.kind == "managed-failover":
+                assert fault.target in ("master-of:0", "master-of:1")
+                low, high = DURATIONS["managed-failover"]
+                assert low <= fault.duration <= high
     assert seen == set(NETWORK_KINDS)
 
 

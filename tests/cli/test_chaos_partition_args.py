@@ -30,7 +30,7 @@ def test_each_topology_runs_its_splits_in_their_modes() -> None:
 @pytest.mark.parametrize(
     ("topology", "split", "modes", "message"),
     [
-        ("single", None, None, "runs on sentinel, cluster, redlock"),
+        ("single", None, None, "runs on sentinel, cluster, replicated, redlock"),
         ("sentinel", "minority-master", None, "has no partition scenario 'minority-master'"),
         ("sentinel", None, ["sync-maybe"], "has no mode 'sync-maybe'"),
         ("redlock", None, ["sync-on"], "does not apply to minority-redlock"),

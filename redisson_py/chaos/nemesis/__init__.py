@@ -2,8 +2,8 @@
 seeded schedule of faults breaks the topology under them, and a checker reads their
 journals for what must never happen.
 
-``redisson-py chaos nemesis --topology sentinel|cluster|redlock --duration S --seed N
-[--mode sync-on|sync-off|redlock] [--schedule network|process] [--workers K]`` runs one
+``redisson-py chaos nemesis --topology sentinel|cluster|replicated|redlock --duration S
+--seed N [--mode sync-on|sync-off|redlock] [--schedule network|process] [--workers K]`` runs one
 (`run_nemesis`); its modules:
 
 - `schedule`: the faults, drawn from the seed (pure);

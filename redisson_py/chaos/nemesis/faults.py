@@ -5,6 +5,14 @@ what the harness does (``topology.partition``, ``node.pause``, ``node.kill``, SI
 to a worker, a libfaketime clock jump), journals what it struck (roles resolved to node
 names at that moment), and undoes it when the fault's time is up. It never cuts the
 oracle's host, and checks so after every cut.
+
+On a ``replicated`` topology (no sentinel, no cluster bus) nothing fails over on its
+own: the nemesis also plays the managed service. Its ``managed-failover`` promotes a
+replica and demotes the old master when the fault ends; and when a fault takes the
+master away from the service (``isolate-master``, a ``pause`` or ``kill`` of the
+master), the service promotes a replica at once, as soon as the fault starts (the
+harshest timing for a holder), and demotes the old master when it is back: re-pointed
+after the heal or resume, restarted as a replica after a kill.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Any
 
 import redis
 
-from redisson_py.chaos.common import master_of
+from redisson_py.chaos.common import managed_failover, master_of
 from redisson_py.chaos.nemesis.journal import Journal, holding, read_tail
 from redisson_py.chaos.nemesis.oracle import ORACLE_HOST
 from redisson_py.chaos.nemesis.schedule import Fault
@@ -134,9 +142,19 @@ class Nemesis:
             sides = {"side_a": list(fault.side_a), "side_b": list(fault.side_b)}
             return Struck(fault, sides, topology.heal)
         if kind == "isolate-master":
-            inside = [self.resolve(fault.target).name, *fault.side_a]
+            master = self.resolve(fault.target)
+            inside = [master.name, *fault.side_a]
             self._partition(inside, self._everyone_but(inside), one_way=False)
+            if self._managed() and master.role() == "master":
+                new = managed_failover(topology, master, demote_old=False)
+                targets = {"side_a": inside, "promoted": new.name}
+                return Struck(fault, targets, lambda: self._heal_then_demote(master, new))
             return Struck(fault, {"side_a": inside}, topology.heal)
+        if kind == "managed-failover":
+            master = self.resolve(fault.target)
+            new = managed_failover(topology, master, demote_old=False)
+            targets = {"master": master.name, "promoted": new.name}
+            return Struck(fault, targets, lambda: _demote(master, new))
         if kind == "replica-cut":
             master = self.resolve(fault.target)
             replicas = [r.name for r in topology.replicas_of(master)]
@@ -146,7 +164,16 @@ class Nemesis:
             return Struck(fault, {"master": master.name, "replicas": replicas}, topology.heal)
         if kind == "pause":
             node = self.resolve(fault.target)
+            was_master = self._managed() and node.kind == "redis" and node.role() == "master"
             node.pause()
+            if was_master:
+                new = managed_failover(topology, node, demote_old=False)
+
+                def resume_then_demote() -> None:
+                    node.resume()
+                    _demote(node, new)
+
+                return Struck(fault, {"node": node.name, "promoted": new.name}, resume_then_demote)
             return Struck(fault, {"node": node.name}, node.resume)
         if kind == "kill":
             return self._kill(fault)
@@ -161,8 +188,18 @@ class Nemesis:
             return Struck(fault, {"node": node.name, "jump": fault.jump}, clock.reset)
         raise TopologyError(f"unknown fault kind {kind!r}")
 
+    def _managed(self) -> bool:
+        """Whether the nemesis plays the managed service's failovers (replicated)."""
+        return self.topology.layout == "replication"
+
+    def _heal_then_demote(self, old: Node, new: Node) -> None:
+        self.topology.heal()
+        _demote(old, new)
+
     def _kill(self, fault: Fault) -> Struck:
         node = self.resolve(fault.target)
+        if self._managed():
+            return self._kill_managed(fault, node)
         replicated = self.topology.layout in ("sentinel", "cluster")
         was_master = False
         if replicated and node.kind == "redis":
@@ -179,6 +216,20 @@ class Nemesis:
             node.restart()
 
         return Struck(fault, {"node": node.name, "failover_first": was_master}, restart)
+
+    def _kill_managed(self, fault: Fault, node: Node) -> Struck:
+        """Kill ``node``; a killed master is replaced by the service at once, and comes
+        back as a replica of the node it promoted (no persistence: empty, then synced)."""
+        was_master = node.role() == "master"
+        if not was_master:
+            # Restarted as a replica of the master (its config may predate the wiring).
+            master = self.topology.master()
+            node.kill()
+            return Struck(fault, {"node": node.name}, lambda: node.restart(replica_of=master))
+        node.kill()
+        new = managed_failover(self.topology, node)
+        targets = {"node": node.name, "promoted": new.name}
+        return Struck(fault, targets, lambda: node.restart(replica_of=new))
 
     def _pause_worker(self, fault: Fault) -> Struck:
         """Stop the worker on ``fault.target`` (SIGSTOP) while it holds a lock: its
@@ -258,8 +309,9 @@ def serving(topology: Topology) -> None:
     """Raise `NotYet` until ``topology`` serves again after a fault: sentinel:
     one master, every running replica linked to it, every running sentinel naming it
     (their cached view of the replicas may lag up to 10 s: not waited for, the library
-    copes with it); cluster: ready as the harness means it (every slot served, one slot
-    map, no failure flags); redlock: every master answers."""
+    copes with it); replicated: one master, every running replica linked to it;
+    cluster: ready as the harness means it (every slot served, one slot map, no failure
+    flags); redlock: every master answers."""
     if topology.layout == "sentinel":
         assert topology.master_name is not None
         master = check_replication(topology)
@@ -270,8 +322,16 @@ def serving(topology: Topology) -> None:
                     raise NotYet(f"{sentinel.name} still names port {port}")
     elif topology.layout == "cluster":
         check_cluster(topology)
+    elif topology.layout == "replication":
+        check_replication(topology)
     else:
         check_standalone(topology)
+
+
+def _demote(old: Node, new: Node) -> None:
+    """The managed service demotes ``old``: a replica of ``new``, its config rewritten."""
+    old.command("REPLICAOF", new.host, str(new.port))
+    old.command("CONFIG", "REWRITE")
 
 
 def _wait_stopped(pid: int) -> None:

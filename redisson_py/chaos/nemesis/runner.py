@@ -53,7 +53,7 @@ __all__ = [
     "unavailable_reason",
 ]
 
-TOPOLOGIES = ("sentinel", "cluster", "redlock")
+TOPOLOGIES = ("sentinel", "cluster", "replicated", "redlock")
 MODES = ("sync-on", "sync-off", "redlock", "queued")
 """``queued``: the queued lock (issue 42) with replica sync on, its writes unfenced."""
 WORKERS = 4
@@ -70,6 +70,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # The Failover findings' sentinel: one master, one replica, three sentinels.
     "sentinel": {"replicas_per_master": 1},
     "cluster": {},
+    # One master, two replicas, no sentinel: the nemesis plays the managed service.
+    "replicated": {},
     "redlock": {},
 }
 
@@ -82,8 +84,9 @@ class NemesisUnavailableError(TopologyError):
 
 @dataclass(frozen=True)
 class NemesisOptions:
-    """What to run: ``topology`` (sentinel, cluster, redlock), ``mode`` (sync-on,
-    sync-off or queued on sentinel and cluster; redlock on redlock; None: the
+    """What to run: ``topology`` (sentinel, cluster, replicated, redlock), ``mode``
+    (sync-on, sync-off or queued on sentinel, cluster and replicated; redlock on
+    redlock; None: the
     topology's default),
     ``schedule`` (network or process), ``duration`` seconds of faults, the ``seed``, the
     number of ``workers``, and the ``directory`` to keep everything in (None: a new
@@ -114,8 +117,8 @@ class NemesisOptions:
             raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
         if (mode == "redlock") != (self.topology == "redlock"):
             raise ValueError(
-                "mode redlock runs on the redlock topology, and only it; sentinel and "
-                "cluster run sync-on, sync-off or queued"
+                "mode redlock runs on the redlock topology, and only it; sentinel, "
+                "cluster and replicated run sync-on, sync-off or queued"
             )
         if self.workers < 2:
             raise ValueError("a nemesis run needs at least 2 workers (contention)")
@@ -272,7 +275,8 @@ def _play(
             data_nodes=tuple(n.name for n in topology.data_nodes),
             workers=tuple(hosts),
             locks=len(locks),
-            replicated=topology.layout in ("sentinel", "cluster"),
+            replicated=topology.layout in ("sentinel", "cluster", "replication"),
+            managed=topology.layout == "replication",
         )
         schedule = make_schedule(options.seed, options.schedule, cast, options.duration)
         journal.record("schedule", **schedule.to_json())

@@ -13,7 +13,10 @@ Schedules:
 - ``network`` (server and network faults): two-way partitions (a random bipartition of
   nodes and worker hosts), one-way cuts (the same, packets dropped from side A to side B
   only), a master isolated together with some workers, a master cut from its replicas
-  only (replicated topologies), a node paused (SIGSTOP), a node killed and restarted.
+  only (replicated topologies), a node paused (SIGSTOP), a node killed and restarted;
+  on a topology whose failovers a managed service makes (``replicated``), also a
+  managed-style failover (a replica promoted, the master demoted after the fault's
+  duration, both claiming master in between).
 - ``process`` (what no lease can survive): a worker paused (SIGSTOP) past its lease while
   it holds a lock, and a node's wall clock jumped forward (libfaketime).
 
@@ -40,7 +43,15 @@ __all__ = [
     "master_of",
 ]
 
-NETWORK_KINDS = ("partition", "one-way", "isolate-master", "replica-cut", "pause", "kill")
+NETWORK_KINDS = (
+    "partition",
+    "one-way",
+    "isolate-master",
+    "replica-cut",
+    "pause",
+    "kill",
+    "managed-failover",
+)
 PROCESS_KINDS = ("pause-worker", "clock-jump")
 KINDS = NETWORK_KINDS + PROCESS_KINDS
 SCHEDULES = ("network", "process")
@@ -68,6 +79,8 @@ DURATIONS: dict[str, tuple[float, float]] = {
     # Past the worker's lease (watchdog timeout 3 s) and its safety margin.
     "pause-worker": (4.0, 8.0),
     "clock-jump": (3.0, 8.0),
+    # Seconds between the promotion and the old master's demotion (both claim master).
+    "managed-failover": (0.5, 3.0),
 }
 """Seconds each kind of fault lasts before it is healed (uniform)."""
 
@@ -82,11 +95,13 @@ WEIGHTS: dict[str, dict[str, int]] = {
         "replica-cut": 2,
         "pause": 2,
         "kill": 2,
+        "managed-failover": 3,
     },
     "process": {"pause-worker": 1, "clock-jump": 1},
 }
 """How often each kind is drawn, per schedule (replica cuts only where there are
-replicas)."""
+replicas, managed failovers only where a managed service fails over: the other kinds'
+draws, and so every seed's schedule, are the same with or without them)."""
 
 
 def master_of(lock_index: int) -> str:
@@ -98,14 +113,17 @@ def master_of(lock_index: int) -> str:
 @dataclass(frozen=True)
 class Cast:
     """Who the nemesis may strike: the topology's nodes by name (data nodes, then
-    sentinels), the worker hosts by name, how many lock names the workers share, and
-    whether masters have replicas (sentinel and cluster) or not (redlock)."""
+    sentinels), the worker hosts by name, how many lock names the workers share,
+    whether masters have replicas (sentinel, cluster, replicated) or not (redlock), and
+    whether a managed service makes the failovers (replicated: no sentinel, no
+    cluster bus; the nemesis plays the service)."""
 
     nodes: tuple[str, ...]
     data_nodes: tuple[str, ...]
     workers: tuple[str, ...]
     locks: int
     replicated: bool
+    managed: bool = False
 
     def __post_init__(self) -> None:
         if not self.data_nodes or not self.workers or self.locks < 1:
@@ -126,8 +144,9 @@ class Fault:
     ``start`` is seconds after the run starts, ``duration`` how long it lasts before it
     is healed. Partitions (``partition``, ``one-way``) cut ``side_a`` from ``side_b``
     (names); ``isolate-master`` cuts ``target`` and the ``side_a`` workers from everyone
-    else; ``replica-cut`` cuts ``target`` from its replicas; ``pause``, ``kill`` and
-    ``clock-jump`` strike ``target`` (``clock-jump`` by ``jump`` seconds forward);
+    else; ``replica-cut`` cuts ``target`` from its replicas; ``managed-failover``
+    promotes a replica of ``target`` and demotes ``target`` when healed; ``pause``,
+    ``kill`` and ``clock-jump`` strike ``target`` (``clock-jump`` by ``jump`` seconds forward);
     ``pause-worker`` stops the worker on host ``target``.
     """
 
@@ -197,7 +216,8 @@ def make_schedule(seed: int, schedule: str, cast: Cast, duration: float) -> Sche
     weights = {
         kind: weight
         for kind, weight in WEIGHTS[schedule].items()
-        if cast.replicated or kind != "replica-cut"
+        if (cast.replicated or kind != "replica-cut")
+        and (cast.managed or kind != "managed-failover")
     }
     kinds, odds = list(weights), list(weights.values())
     faults: list[Fault] = []
@@ -223,7 +243,7 @@ def _draw(rng: random.Random, fault: Fault, cast: Cast) -> Fault:
     if kind == "isolate-master":
         workers = tuple(w for w in cast.workers if rng.random() < 0.5)
         return replace(fault, target=_master(rng, cast), side_a=workers)
-    if kind == "replica-cut":
+    if kind in ("replica-cut", "managed-failover"):
         return replace(fault, target=_master(rng, cast))
     if kind in ("pause", "kill"):
         # Half the time the master that serves a lock (where it hurts), else any node.
