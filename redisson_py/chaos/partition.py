@@ -18,7 +18,11 @@ process on the other side, tries ``try_lock(wait_time=...)`` right after it. Spl
   until B is
   granted, then healed; once the old master has rejoined as a replica, A's ``unlock()``
   must raise, B must still hold the lock, and the lock's key on every node of its shard
-  must name B's owner only.
+  must name B's owner only;
+- ``late-contender`` (replicated): the ``old-master`` split with a third client C on
+  A's side, the servers' ``repl-timeout`` 5 s; once B was granted and the old master
+  lists no replica any more, C tries the lock: granted, it is a second holder beside B
+  (what replica sync cannot count: replicas neither answering nor attached).
 
 The ``replicated`` topology (one master, two replicas, no sentinel) has no failover of
 its own: the scenario plays the managed service's. `SERVICE_DETECT` seconds after the
@@ -66,12 +70,13 @@ from redisson_py.chaos.common import (
 from redisson_py.chaos.partition_checks import key_names_only, rejoined_shard
 from redisson_py.chaos.partition_sides import RemoteHolder, sides, start_store, write_configs
 from redisson_py.sync.lock import current_owner_id
-from redisson_py.testing import HarnessTimeout, Host, Node, Topology, start_topology
+from redisson_py.testing import HarnessTimeout, Host, Node, Topology, start_topology, wait_until
+from redisson_py.testing.topologies.waiting import NotYet
 
 SPLITS: dict[str, tuple[str, ...]] = {
     "sentinel": ("old-master", "one-way", "heal"),
     "cluster": ("minority-master", "one-way", "heal"),
-    "replicated": ("old-master", "one-way", "heal"),
+    "replicated": ("old-master", "one-way", "heal", "late-contender"),
     "redlock": ("minority-redlock",),
 }
 """The splits each topology runs."""
@@ -84,6 +89,7 @@ SPLIT_MODES: dict[str, tuple[str, ...]] = {
     "minority-redlock": ("redlock",),
     "one-way": _REPLICATED,
     "heal": _REPLICATED,
+    "late-contender": ("sync-on",),
 }
 """The modes each split runs."""
 
@@ -99,6 +105,11 @@ after its last confirmed renewal, which a split stops)."""
 SERVICE_DETECT = 1.0
 """Seconds after the split before the managed service (``replicated`` topology) promotes
 a replica: as quick as sentinel's ``down-after`` here, the worst case for the holder."""
+LATE_REPL_TIMEOUT = "5"
+"""``late-contender``: the servers' ``repl-timeout`` (seconds; Redis's default is 60),
+after which the old master drops the replicas it no longer hears from."""
+LATE_WAIT = 10.0
+"""``late-contender``: how long C tries for the lock."""
 MIN_REPLICAS_CONF = {"min-replicas-to-write": "1", "min-replicas-max-lag": "2"}
 
 
@@ -140,6 +151,10 @@ class Outcome:
     b_told: float | None = None
     """When B's own ``on_lock_lost`` was called (it should never be)."""
     b_reason: str = ""
+    late_granted: float | None = None
+    """``late-contender``: when C, on A's side, was granted (None: refused)."""
+    dropped: float | None = None
+    """``late-contender``: when the harness saw the old master list no replica."""
     old_role: str = ""
     """The old master's role (``ROLE``, as the harness sees it) before any heal."""
     unlock_message: str = ""
@@ -148,6 +163,8 @@ class Outcome:
     @property
     def double_holder(self) -> bool:
         """B was granted while A had not been told: two holders as far as each knew."""
+        if self.granted is not None and self.late_granted is not None:
+            return True  # C granted beside B (late-contender)
         return self.granted is not None and (self.told is None or self.told > self.granted)
 
     @property
@@ -175,9 +192,11 @@ class Outcome:
         return self.split == "heal" and self.b_told is not None and not self.b_still_holds
 
 
-def start_for(kind: str, mode: str, backend: str = "process") -> Topology:
-    """A fresh ``kind`` topology with partitions, set up for ``mode``."""
+def start_for(kind: str, mode: str, backend: str = "process", split: str | None = None) -> Topology:
+    """A fresh ``kind`` topology with partitions, set up for ``mode`` (and ``split``)."""
     overrides: dict[str, Any] = dict(TOPOLOGY_OVERRIDES.get(kind, {}))
+    if split == "late-contender":
+        overrides["redis_conf"] = {"repl-timeout": LATE_REPL_TIMEOUT}
     if mode == "sync-on+min-replicas":
         # With one replica, the promoted master would have none left and refuse every
         # write (NOREPLICAS) until the heal: two, so the majority side can grant.
@@ -270,6 +289,7 @@ class _Split:
         self.pairs: list[_Pair] = []
         self.split_at = 0.0
         self.store: tuple[Host, Config] | None = None
+        self.late_host: Host | None = None
 
     def minority(self) -> list[Any]:
         """The side cut off with A (one-way: the master alone; A stays with B)."""
@@ -278,6 +298,8 @@ class _Split:
             return [*self.topology.data_nodes[:2], *a_hosts]
         if self.split == "one-way":
             return [self.master]
+        if self.late_host is not None:
+            return [self.master, *a_hosts, self.late_host]
         return [self.master, *a_hosts]
 
     def cut(self) -> None:
@@ -331,6 +353,36 @@ class _Split:
                 role = self.master.role()
                 for pair in self.pairs:
                     pair.outcome.old_role = role
+
+    def late_contend(self, config: Path) -> None:
+        """``late-contender``: once the old master lists no replica (its repl-timeout),
+        C, on A's side, tries each lock for `LATE_WAIT` seconds (a holder process on
+        its own host)."""
+        master, host = self.master, self.late_host
+        assert master is not None and host is not None
+
+        def dropped() -> None:
+            if master.command("ROLE")[2]:
+                raise NotYet(f"{master.name} still lists replicas")
+
+        try:
+            wait_until(dropped, timeout=60.0, what=f"{master.name} dropping its replicas")
+        except HarnessTimeout as error:
+            for pair in self.pairs:
+                pair.outcome.notes.append(str(error))
+            return
+        for pair in self.pairs:
+            pair.outcome.dropped = time.monotonic() - self.split_at
+            try:
+                late = RemoteHolder.start(
+                    self.topology, host, config, pair.contender.name, timeout=LATE_WAIT
+                )
+            except RuntimeError as error:
+                refusal = "NoSyncedReplicasError" if "NoSyncedReplicas" in str(error) else "?"
+                pair.outcome.notes.append(f"C refused ({refusal})")
+                continue
+            pair.outcome.late_granted = time.monotonic() - self.split_at
+            late.stop()
 
     def write_after(self) -> None:
         """B writes the fenced resource with its fence, then A (the stale holder) with
@@ -440,6 +492,8 @@ def run_split(
         store_path = write_configs(directory / "store.yaml", [run.store[1]])
     if split != "minority-redlock":
         run.master = master_of(topology, names[0])
+    if split == "late-contender":
+        run.late_host = topology.client_host("c")
     with contextlib.ExitStack() as stack:
         for api, name in zip(apis, names, strict=True):
             holder = RemoteHolder.start(
@@ -463,6 +517,8 @@ def run_split(
                 run.cut()
                 run.contend()
                 run.hear_a(observe)
+                if run.late_host is not None:
+                    run.late_contend(a_config)
                 if run.store is not None:
                     run.write_after()
                 if split == "heal":
@@ -476,6 +532,6 @@ def run_split(
 
 def run_once(kind: str, split: str, mode: str, backend: str = "process") -> Outcome:
     """One run of ``split`` in ``mode`` on a fresh ``kind`` topology (sync API)."""
-    with start_for(kind, mode, backend) as topology:
+    with start_for(kind, mode, backend, split) as topology:
         [outcome] = run_split(topology, split, mode)
         return outcome

@@ -99,6 +99,8 @@ def progress_line(outcome: Outcome, index: int, runs: int) -> str:
             f"{o.unlock_raised or 'nothing'}, B still holds: {o.b_still_holds}, keys name B "
             f"only: {o.keys_name_b}"
         )
+    if o.split == "late-contender":
+        line += f"; old master listed no replica {_at(o.dropped)}, C granted {_at(o.late_granted)}"
     if o.b_told is not None:
         line += f"; B TOLD LOST at {o.b_told:.2f} s ({o.b_reason})"
     return line + "".join(f"; {note}" for note in o.notes)
@@ -161,6 +163,14 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
             f"after heal (old master a replica {p50:.2f} s p50, {worst:.2f} s max): B still"
             f" held {_count(outcomes, lambda o: o.b_still_holds)}, keys named B only "
             f"{_count(outcomes, lambda o: o.keys_name_b)}"
+        )
+    if split == "late-contender":
+        dropped = [o.dropped for o in outcomes if o.dropped is not None]
+        late = [o.late_granted for o in outcomes if o.late_granted is not None]
+        notes.append(
+            f"old master listed no replica {_times(dropped)[0]:.2f} s p50 after the split; "
+            f"C granted beside B {len(late)}/{runs}"
+            + (f" ({_times(late)[0]:.2f} s p50)" if late else "")
         )
     if split == "one-way":
         roles = Counter(o.old_role or "?" for o in outcomes)

@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="NAME",
         help="partition: one of the topology's splits (sentinel: old-master, one-way, heal; "
-        "cluster: minority-master, one-way, heal; redlock: minority-redlock); default: all",
+        "cluster: minority-master, one-way, heal; replicated: old-master, one-way, heal, "
+        "late-contender; redlock: minority-redlock); default: all",
     )
     parser.add_argument("--runs", type=int, default=1, help="runs per mode; default: 1")
     parser.add_argument(
