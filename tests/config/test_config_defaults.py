@@ -21,6 +21,8 @@ from redisson_py.config import (
     SslVerificationMode,
     SubscriptionMode,
 )
+from redisson_py.core.state.client_state import LockSettings
+from redisson_py.core.state.options import lock_settings
 
 # Redisson's BaseConfig field initializers (milliseconds there, seconds here).
 BASE = {
@@ -148,3 +150,15 @@ def test_minus_one_disables_dns_monitoring() -> None:
     )
     assert config.server_config.dns_monitoring_interval is None
     assert "dnsMonitoringInterval: -1" in config.to_yaml()
+
+
+@pytest.mark.parametrize(
+    "section", [SingleServerConfig, MasterSlaveServersConfig, SentinelServersConfig]
+)
+def test_the_lock_settings_defaults_are_the_configs(section: type[Any]) -> None:
+    """``LockSettings()`` (what the core's tests and any caller without a config get) is
+    what a default config gives a client: its defaults are the config's, written once."""
+    defaults, configured = LockSettings(), lock_settings(Config(), section())
+    for name in LockSettings.__dataclass_fields__:
+        if name != "latch_ttl":  # computed from a jittered delay's draw
+            assert getattr(defaults, name) == getattr(configured, name), name

@@ -16,7 +16,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from redisson_py.config.model import Config
+from redisson_py.config.schema import by_attr
+from redisson_py.config.sections import BaseConfig
 from redisson_py.core.state.holds import HoldTable, LostCallback, TakenTable
+
+
+def _config_default(settings: type[Any], attr: str) -> Any:
+    # The default a config class declares for ``attr``: written there and only there.
+    return by_attr(settings)[attr].default
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,21 +33,25 @@ class LockSettings:
 
     ``retry_delay(attempt)`` gives the pause before retry ``attempt`` (1-based) after a
     connection error; ``latch_ttl`` is how long a release remembers its outcome for a
-    retry, which must outlast every retry of that release.
+    retry, which must outlast every retry of that release. A client's settings come from its
+    config (``lock_settings`` in ``core/state/options.py``); the defaults here are the
+    config's own defaults (a top-level key, or a server section's), read from its
+    declarations, so ``LockSettings()`` is what a default config gives.
     """
 
-    watchdog_timeout: float = 30.0
-    check_lock_synced_slaves: bool = True
-    slaves_sync_timeout: float = 1.0
-    retry_attempts: int = 4
-    retry_delay: Callable[[int], float] = lambda attempt: 1.0
-    subscription_timeout: float = 7.5
-    command_timeout: float = 3.0
-    renew_batch_size: int = 100
-    fair_lock_wait_timeout: float = 300.0
+    watchdog_timeout: float = _config_default(Config, "lock_watchdog_timeout")
+    check_lock_synced_slaves: bool = _config_default(Config, "check_lock_synced_slaves")
+    slaves_sync_timeout: float = _config_default(Config, "slaves_sync_timeout")
+    retry_attempts: int = _config_default(BaseConfig, "retry_attempts")
+    retry_delay: Callable[[int], float] = _config_default(BaseConfig, "retry_delay").delay
+    subscription_timeout: float = _config_default(BaseConfig, "subscription_timeout")
+    command_timeout: float = _config_default(BaseConfig, "timeout")
+    renew_batch_size: int = _config_default(Config, "lock_watchdog_batch_size")
+    fair_lock_wait_timeout: float = _config_default(Config, "fair_lock_wait_timeout")
     """How long a fair lock's waiter that stopped retrying keeps its place (seconds)."""
-    max_hold_time: float | None = None
-    """The default cap on a watchdog hold's renewals (seconds; None: no cap)."""
+    max_hold_time: float | None = _config_default(Config, "lock_max_hold_time") or None
+    """The default cap on a watchdog hold's renewals (seconds; None: no cap, the config's
+    0)."""
     latch_ttl: float = field(init=False)
 
     def __post_init__(self) -> None:
