@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import redis.asyncio as aioredis
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.count_down_latch import CountDownLatch
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.fenced_lock import FencedLock
@@ -28,8 +28,7 @@ from redisson_py.asyncio.read_write_lock import ReadWriteLock
 from redisson_py.asyncio.semaphore import Semaphore
 from redisson_py.asyncio.watchdog import Watchdog
 from redisson_py.config.model import Config
-from redisson_py.core.flows import handoff
-from redisson_py.core.flows import shutdown as shutdown_flows
+from redisson_py.core.flows import handoff, shutdown
 from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.state.holds import LostCallback
@@ -61,7 +60,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         on_lock_lost: LostCallback | None,
         watchdog_thread: bool = True,  # async only
     ):
-        super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
+        super().__init__(config, manager, on_lock_lost, _primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
         if watchdog_thread:  # async only
             self._watchdog.renew_on_thread()  # async only
@@ -129,7 +128,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
         def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
             lock, wait, lease, cap = self._synchronized_lock(
-                name, wait_time, lease_time, max_hold_time, func, coroutine=primitives.IS_ASYNC
+                name, wait_time, lease_time, max_hold_time, func, coroutine=_primitives.IS_ASYNC
             )
 
             @functools.wraps(func)
@@ -273,7 +272,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         """
         lock, parsed = self._adoptable(token, on_lock_lost)
         if parsed.client_id == self._state.client_id:  # async only
-            primitives.share_owner(parsed.owner_id)  # async only
+            _primitives.share_owner(parsed.owner_id)  # async only
         await run(lock._flow(lock._owner(), handoff.adopt_hold, parsed))
         return lock
 
@@ -317,22 +316,22 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
     async def _release_everything(self) -> None:
         """`shutdown`'s releases, in the background, waited for until their deadline."""
-        releases = shutdown_flows.plan(self._state)
+        releases = shutdown.plan(self._state)
         if not releases:
             return
         timeout = self._state.settings.release_timeout
         deadline = self._state.clock() + timeout
-        finished = primitives.Event()
+        finished = _primitives.Event()
 
         async def release() -> None:
             try:
-                await run(shutdown_flows.release_all(self._state, releases, deadline))
+                await run(shutdown.release_all(self._state, releases, deadline))
             finally:
                 finished.set()
 
-        primitives.spawn("redisson-py-shutdown", release)
+        _primitives.spawn("redisson-py-shutdown", release)
         await finished.wait(timeout + SHUTDOWN_GRACE)
-        shutdown_flows.warn_unreleased(releases)
+        shutdown.warn_unreleased(releases)
 
     async def __aenter__(self) -> Redisson:
         return self

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from redisson_py.asyncio.driver import run
-from redisson_py.core.flows import count_down_latch as latch_flows
-from redisson_py.core.flows import synchronizers as objects
+from redisson_py.core.flows import count_down_latch, synchronizers
 from redisson_py.core.handles import check_wait
 from redisson_py.core.scripts.count_down_latch import NEW_COUNT_MESSAGE
 from redisson_py.core.synchronizer_handles import MAX_COUNT, ObjectHandle, check_int
@@ -22,7 +21,7 @@ class CountDownLatch(ObjectHandle):
     Get one from the client's ``get_count_down_latch``.
     """
 
-    layout = latch_flows.LAYOUT
+    layout = count_down_latch.LAYOUT
 
     async def wait(self, timeout: float | None = None) -> bool:
         """Wait until the count is zero: True, or False when ``timeout`` seconds
@@ -37,29 +36,29 @@ class CountDownLatch(ObjectHandle):
         long at most. Connection errors are waited through while the wait lasts.
         """
         wait = check_wait(self.name, timeout, what=self.layout.label, argument="timeout")
-        done: bool = await run(self._flow(latch_flows.wait, wait))
+        done: bool = await run(self._flow(count_down_latch.wait, wait))
         return done
 
     async def count_down(self) -> None:
         """Decrement the count; at zero the latch opens and every waiter goes on. A
         count already at zero stays there. Counted once however often a lost reply
         makes it retry."""
-        await run(self._flow(latch_flows.count_down))
+        await run(self._flow(count_down_latch.count_down))
 
     async def try_set_count(self, count: int) -> bool:
         """Set the count to ``count`` unless one is set (the latch is not open); True
         when set."""
         checked = check_int(self._subject, "count", count, high=MAX_COUNT)
-        done: bool = await run(self._flow(latch_flows.try_set_count, checked))
+        done: bool = await run(self._flow(count_down_latch.try_set_count, checked))
         return done
 
     async def get_count(self) -> int:
         """The count now (0 when open)."""
-        count: int = await run(self._flow(latch_flows.get_count))
+        count: int = await run(self._flow(count_down_latch.get_count))
         return count
 
     async def delete(self) -> bool:
         """Delete the latch (it is open then; its waiters see it at their next check);
         True if it existed."""
-        deleted: bool = await run(self._flow(objects.delete, NEW_COUNT_MESSAGE))
+        deleted: bool = await run(self._flow(synchronizers.delete, NEW_COUNT_MESSAGE))
         return deleted

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, TypeVar
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -53,7 +53,7 @@ async def perform(effect: Effect) -> Any:
         case WaitSignal():
             return await effect.subscription.wait(effect.timeout)
         case Sleep():
-            await primitives.sleep(effect.seconds)
+            await _primitives.sleep(effect.seconds)
             return None
         case Subscribe():
             return await effect.target.subscribe(
@@ -64,7 +64,7 @@ async def perform(effect: Effect) -> Any:
             return None
         case Background():
             flow = effect.flow
-            primitives.spawn(effect.name, lambda: run(flow))
+            _primitives.spawn(effect.name, lambda: run(flow))
             return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
 

@@ -3,10 +3,10 @@ gets a token larger than all earlier holders' tokens."""
 
 from __future__ import annotations
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import Lock
-from redisson_py.core.flows import fenced_lock as fenced_flows
+from redisson_py.core.flows import fenced_lock
 from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.handles import check_lease, check_wait
@@ -28,7 +28,7 @@ class FencedLock(Lock):
 
     kind = FENCED
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def lock_and_get_token(self, lease_time: float | None = None) -> int:
         """Wait until this task holds the lock; its token.
 
@@ -36,28 +36,28 @@ class FencedLock(Lock):
         lease, ``lease_time`` is honoured as by [`lock`][redisson_py.asyncio.FencedLock.lock].
         """
         lease = check_lease(self.name, lease_time)
-        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, None, lease)
+        flow = self._flow(self._owner(), fenced_lock.try_lock_and_get_token, None, lease)
         token: int | None = await run(flow)
         assert token is not None  # a wait without deadline returns only when held
         return token
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def try_lock_and_get_token(
         self, wait_time: float = 0.0, lease_time: float | None = None
     ) -> int | None:
         """Take the lock within ``wait_time`` seconds; its token, or None if not taken."""
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, wait, lease)
+        flow = self._flow(self._owner(), fenced_lock.try_lock_and_get_token, wait, lease)
         token: int | None = await run(flow)
         return token
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def get_token(self) -> int | None:
         """The lock's current token (the last holder's), None before any acquire."""
-        token: int | None = await run(self._flow(self._owner(), fenced_flows.get_token))
+        token: int | None = await run(self._flow(self._owner(), fenced_lock.get_token))
         return token
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def fence(self) -> Fence:
         """This task's [`Fence`][redisson_py.Fence]: the token of its hold and its owner
         field, for a [`FencedResource`][redisson_py.asyncio.FencedResource] (or your own resource)
@@ -67,5 +67,5 @@ class FencedLock(Lock):
         Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this
         task holds no hold.
         """
-        fence: Fence = await run(self._flow(self._owner(), fenced_flows.fence))
+        fence: Fence = await run(self._flow(self._owner(), fenced_lock.fence))
         return fence

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.core.effects import Effect
-from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows import fenced_resource
 from redisson_py.core.flows.calls import guarded
 from redisson_py.core.flows.fenced_resource import Fence, ResourceRef, Value
 from redisson_py.core.handles import check_name
@@ -51,7 +51,7 @@ class FencedResource:
             raise ClientClosedError(
                 f"fenced resource {self.name!r}: the client is shut down; create a new client"
             )
-        writer = owner_field(state.client_id, primitives.current_owner_id())
+        writer = owner_field(state.client_id, _primitives.current_owner_id())
         return ResourceRef(self.name, writer, self._client._manager, state)
 
     def _flow(
@@ -62,7 +62,7 @@ class FencedResource:
         ref = self._ref()
         return guarded(ref, flow(ref, *args))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def set(self, value: Value, token: int | Fence) -> None:
         """Make ``value`` the resource's value (a string key) if ``token`` is accepted.
 
@@ -72,37 +72,37 @@ class FencedResource:
         2**63 - 1 or a value that is not str, bytes, int or float. A write retried after
         a lost reply is applied once.
         """
-        checked = fencing.check_value(self.name, value)
-        await run(self._flow(fencing.write, token, SET, (checked,)))
+        checked = fenced_resource.check_value(self.name, value)
+        await run(self._flow(fenced_resource.write, token, SET, (checked,)))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def hset(self, mapping: Mapping[Value, Value], token: int | Fence) -> None:
         """Set the fields of ``mapping`` in the resource (a hash) if ``token`` is
         accepted; other fields stay. Refusals and errors as
         [`set`][redisson_py.asyncio.FencedResource.set]."""
-        pairs = fencing.hset_arguments(self.name, mapping)
-        await run(self._flow(fencing.write, token, HSET, pairs))
+        pairs = fenced_resource.hset_arguments(self.name, mapping)
+        await run(self._flow(fenced_resource.write, token, HSET, pairs))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def delete(self, token: int | Fence) -> None:
         """Delete the resource's value if ``token`` is accepted; the token still counts
         as accepted (the record stays). Refusals and errors as
         [`set`][redisson_py.asyncio.FencedResource.set]."""
-        await run(self._flow(fencing.write, token, DELETE))
+        await run(self._flow(fenced_resource.write, token, DELETE))
 
     async def get(self) -> bytes | None:
         """The resource's value (a string key), None when it has none."""
-        value: bytes | None = await run(self._flow(fencing.get))
+        value: bytes | None = await run(self._flow(fenced_resource.get))
         return value
 
     async def hgetall(self) -> dict[bytes, bytes]:
         """The resource's fields and values (a hash), empty when it has none."""
-        fields: dict[bytes, bytes] = await run(self._flow(fencing.hgetall))
+        fields: dict[bytes, bytes] = await run(self._flow(fenced_resource.hgetall))
         return fields
 
     async def highest_token(self) -> int | None:
         """The highest token a write was accepted with, None before the first."""
-        token: int | None = await run(self._flow(fencing.highest_token))
+        token: int | None = await run(self._flow(fenced_resource.highest_token))
         return token
 
     def __repr__(self) -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Generic, Self, TypeVar
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
-from redisson_py.core.flows import handoff
-from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import handoff, lock
 from redisson_py.core.handles import (
     LockHandle,
     acquire_wait,
@@ -20,7 +19,7 @@ from redisson_py.core.handles import (
 )
 from redisson_py.errors import ArgumentError, LockTimeoutError
 
-current_owner_id = primitives.current_owner_id
+current_owner_id = _primitives.current_owner_id
 
 
 class LockProtocol:
@@ -56,7 +55,7 @@ class LockProtocol:
     async def is_locked(self) -> bool:
         raise NotImplementedError
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         """Take the lock, kept by the watchdog: wait for ever (the default), try once
         (``blocking=False``) or wait up to ``timeout`` seconds (-1: for ever); True if
@@ -66,13 +65,13 @@ class LockProtocol:
         ``ValueError``); a timeout above ``threading.TIMEOUT_MAX`` an
         [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError] (an
         ``OverflowError``)."""
-        wait = acquire_wait(self._protocol_name(), blocking, timeout, primitives.TIMEOUT_MAX)
+        wait = acquire_wait(self._protocol_name(), blocking, timeout, _primitives.TIMEOUT_MAX)
         if wait is None:
             await self.lock()
             return True
         return await self.try_lock(wait)
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def release(self) -> None:
         """Same as ``unlock()``."""
         await self.unlock()
@@ -137,8 +136,8 @@ class LockProtocol:
         await self.lock()
         return self
 
-    __enter__ = primitives._refuse_with  # async only
-    __exit__ = primitives._refuse_with_exit  # async only
+    __enter__ = _primitives._refuse_with  # async only
+    __exit__ = _primitives._refuse_with_exit  # async only
 
     async def __aexit__(
         self,
@@ -168,8 +167,8 @@ class Acquired(Generic[P]):
         self._lock = lock
         self._wait, self._lease, self._max_hold = wait, lease, max_hold
 
-    __enter__ = primitives._refuse_with  # async only
-    __exit__ = primitives._refuse_with_exit  # async only
+    __enter__ = _primitives._refuse_with  # async only
+    __exit__ = _primitives._refuse_with_exit  # async only
 
     async def __aenter__(self) -> P:
         lock = self._lock
@@ -230,7 +229,7 @@ class Lock(LockHandle, LockProtocol):
     def _node(self) -> str:
         return str(self._client._manager.describe(self.name))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def lock(
         self, lease_time: float | None = None, *, max_hold_time: float | None = None
     ) -> None:
@@ -250,9 +249,9 @@ class Lock(LockHandle, LockProtocol):
         """
         lease = check_lease(self.name, lease_time)
         cap = check_max_hold(self.name, max_hold_time, lease)
-        await run(self._flow(self._owner(), lock_flows.try_lock, None, lease, cap))
+        await run(self._flow(self._owner(), lock.try_lock, None, lease, cap))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def try_lock(
         self,
         wait_time: float = 0.0,
@@ -269,7 +268,7 @@ class Lock(LockHandle, LockProtocol):
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
         cap = check_max_hold(self.name, max_hold_time, lease)
-        flow = self._flow(self._owner(), lock_flows.try_lock, wait, lease, cap)
+        flow = self._flow(self._owner(), lock.try_lock, wait, lease, cap)
         acquired: bool = await run(flow)
         return acquired
 
@@ -277,7 +276,7 @@ class Lock(LockHandle, LockProtocol):
         owner = self.owner_id
         return current_owner_id() if owner is None else int(owner)
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def extend(self, seconds: float) -> None:
         """Make this task's leased hold expire ``seconds`` from now (longer or
         shorter), atomically and only while it holds the lock.
@@ -293,7 +292,7 @@ class Lock(LockHandle, LockProtocol):
         the earlier of its old and new lease end).
         """
         seconds = self._check_extension(self.name, seconds)
-        await run(self._flow(self._owner(), lock_flows.extend, seconds))
+        await run(self._flow(self._owner(), lock.extend, seconds))
 
     def owned_by(self, owner_id: int) -> Lock:
         """This lock acting for owner ``owner_id`` (a task's
@@ -314,10 +313,10 @@ class Lock(LockHandle, LockProtocol):
         ``on_lock_lost`` as it is now.
         """
         view: Lock = self._view(owner_of(self.name, owner_id))
-        primitives.share_owner(owner_id)  # async only
+        _primitives.share_owner(owner_id)  # async only
         return view
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def export_hold(self) -> str:
         """Hand this task's hold (every reentrant count of it) to another client or
         process: return a token (a string, see ``docs/handoff.md`` for its format; no
@@ -337,42 +336,42 @@ class Lock(LockHandle, LockProtocol):
         token: str = await run(self._flow(owner, handoff.export_hold, str(owner)))
         return token
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def unlock(self) -> None:
         """Release one hold. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] (a
         ``RuntimeError``) if this task holds none, or its hold was reported lost."""
-        await run(self._flow(self._owner(), lock_flows.unlock))
+        await run(self._flow(self._owner(), lock.unlock))
 
     async def force_unlock(self) -> bool:
         """Delete the lock whoever holds it; True if it was locked."""
-        result: bool = await run(self._flow(self._owner(), lock_flows.force_unlock))
+        result: bool = await run(self._flow(self._owner(), lock.force_unlock))
         return result
 
     async def is_locked(self) -> bool:
         """True when any owner holds the lock."""
-        result: bool = await run(self._flow(self._owner(), lock_flows.is_locked))
+        result: bool = await run(self._flow(self._owner(), lock.is_locked))
         return result
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def is_held_by_current_task(self) -> bool:
         """True when this task (or, for an ``owned_by`` view, its owner) holds it; False
         once the client reported this owner's hold lost (until it acquires again),
         whatever a node it still reaches says."""
-        result: bool = await run(self._flow(self._owner(), lock_flows.is_held))
+        result: bool = await run(self._flow(self._owner(), lock.is_held))
         return result
 
     is_held_by_current_thread = is_held_by_current_task  # async only
     """The threaded API's name, for code written against both."""  # async only
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def hold_count(self) -> int:
         """How many holds this task has (0 when none, or when its hold was reported
         lost)."""
-        result: int = await run(self._flow(self._owner(), lock_flows.hold_count))
+        result: int = await run(self._flow(self._owner(), lock.hold_count))
         return result
 
     async def remain_time_to_live(self) -> float | None:
         """Seconds until the lock's key expires; None when it is not locked."""
         owner = self._owner()
-        result: float | None = await run(self._flow(owner, lock_flows.remain_time_to_live))
+        result: float | None = await run(self._flow(owner, lock.remain_time_to_live))
         return result

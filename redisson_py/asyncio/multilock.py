@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.lock import LockProtocol, current_owner_id
-from redisson_py.core.flows import multilock as multi_flows
+from redisson_py.core.flows import multilock
 from redisson_py.core.handles import GroupHandle, RedLockHandle, owner_of
 
 
@@ -39,15 +39,15 @@ class MultiLock(GroupHandle, LockProtocol):
         every member, and an unlock through the wrong view releases someone else's
         hold."""
         view: Self = self._view(owner_of(self._group.label, owner_id))
-        primitives.share_owner(owner_id)  # async only
+        _primitives.share_owner(owner_id)  # async only
         return view
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def lock(self, lease_time: float | None = None) -> None:
         """Wait until every member is held."""
         await self.try_lock(None, lease_time)
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def try_lock(
         self, wait_time: float | None = 0.0, lease_time: float | None = None
     ) -> bool:
@@ -60,22 +60,22 @@ class MultiLock(GroupHandle, LockProtocol):
         wait, lease = self._check(wait_time, lease_time)
         owner = self._owner()
         refs = self._refs(owner)
-        flow = multi_flows.try_lock(
+        flow = multilock.try_lock(
             self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
         )
-        acquired: bool = await run(multi_flows.guarded(self._group, flow))
+        acquired: bool = await run(multilock.guarded(self._group, flow))
         return acquired
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def unlock(self) -> None:
         """Release one hold on every member;
         [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this task did
         not hold the group or it was lost."""
         owner = self._owner()
-        flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
-        await run(multi_flows.guarded(self._group, flow))
+        flow = multilock.unlock(self._group, self._refs(owner), str(owner))
+        await run(multilock.guarded(self._group, flow))
 
-    @primitives.binds_owner  # async only
+    @_primitives.binds_owner  # async only
     async def extend(self, seconds: float) -> None:
         """Make this task's leased group hold expire ``seconds`` from now (longer or
         shorter) on its members, with the acquire's rule: every member of a MultiLock, a
@@ -95,10 +95,10 @@ class MultiLock(GroupHandle, LockProtocol):
         """
         seconds = self._check_extension(seconds)
         owner = self._owner()
-        flow = multi_flows.extend(
+        flow = multilock.extend(
             self._group, self._refs(owner), str(owner), seconds, member_timeout=self.member_timeout
         )
-        await run(multi_flows.guarded(self._group, flow))
+        await run(multilock.guarded(self._group, flow))
 
     def remaining_validity(self) -> float:
         """Seconds this task's group hold can still be relied on (redsync's ``Until``
@@ -112,7 +112,7 @@ class MultiLock(GroupHandle, LockProtocol):
         the earliest member for a MultiLock) and moves on with each confirmed renewal.
         """
         owner = self._owner()
-        return multi_flows.remaining_validity(self._group, self._refs(owner), str(owner))
+        return multilock.remaining_validity(self._group, self._refs(owner), str(owner))
 
     def is_held_by_current_task(self) -> bool:
         """True while this task holds the group (as far as this process knows)."""
@@ -125,8 +125,8 @@ class MultiLock(GroupHandle, LockProtocol):
         quorum of members locked (a RedLock); asked of every member at once. Raises
         [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when members
         that did not answer could have decided it."""
-        flow = multi_flows.is_locked(self._group, self._refs(self._owner()))
-        result: bool = await run(multi_flows.guarded(self._group, flow))
+        flow = multilock.is_locked(self._group, self._refs(self._owner()))
+        result: bool = await run(multilock.guarded(self._group, flow))
         return result
 
     async def force_unlock(self) -> bool:
@@ -136,8 +136,8 @@ class MultiLock(GroupHandle, LockProtocol):
         fails is named in a
         [`LockUnavailableError`][redisson_py.errors.LockUnavailableError], the others
         are unlocked all the same."""
-        flow = multi_flows.force_unlock(self._group, self._refs(self._owner()))
-        result: bool = await run(multi_flows.guarded(self._group, flow))
+        flow = multilock.force_unlock(self._group, self._refs(self._owner()))
+        result: bool = await run(multilock.guarded(self._group, flow))
         return result
 
 

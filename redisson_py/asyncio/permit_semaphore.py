@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from typing import overload
 
 from redisson_py.asyncio.driver import run
-from redisson_py.core.flows import permit_semaphore as permit_flows
-from redisson_py.core.flows import semaphore as semaphore_flows
-from redisson_py.core.flows import synchronizers as objects
+from redisson_py.core.flows import permit_semaphore, semaphore, synchronizers
 from redisson_py.core.handles import check_lease, check_wait
 from redisson_py.core.synchronizer_handles import (
     MAX_PERMITS,
@@ -38,7 +36,7 @@ class PermitExpirableSemaphore(ObjectHandle):
     Get one from the client's ``get_permit_expirable_semaphore``.
     """
 
-    layout = permit_flows.LAYOUT
+    layout = permit_semaphore.LAYOUT
 
     def _lease(self, lease_time: float | None) -> float | None:
         return check_lease(self.name, lease_time, what=self.layout.label, none="no lease")
@@ -79,10 +77,10 @@ class PermitExpirableSemaphore(ObjectHandle):
         if permits is not None:
             count = self._count(permits)
             ids: list[str] = await run(
-                self._flow(permit_flows.try_acquire_many, None, lease, count)
+                self._flow(permit_semaphore.try_acquire_many, None, lease, count)
             )
             return ids
-        permit: str | None = await run(self._flow(permit_flows.try_acquire, None, lease))
+        permit: str | None = await run(self._flow(permit_semaphore.try_acquire, None, lease))
         assert permit is not None  # a wait without deadline returns only with a permit
         return permit
 
@@ -122,10 +120,10 @@ class PermitExpirableSemaphore(ObjectHandle):
         if permits is not None:
             count = self._count(permits)
             ids: list[str] = await run(
-                self._flow(permit_flows.try_acquire_many, wait, lease, count)
+                self._flow(permit_semaphore.try_acquire_many, wait, lease, count)
             )
             return ids
-        permit: str | None = await run(self._flow(permit_flows.try_acquire, wait, lease))
+        permit: str | None = await run(self._flow(permit_semaphore.try_acquire, wait, lease))
         return permit
 
     def _ids(self, permit_ids: str | Sequence[str]) -> list[bytes]:
@@ -162,10 +160,10 @@ class PermitExpirableSemaphore(ObjectHandle):
         """
         if isinstance(permit_id, str):
             permit = check_permit_id(self._subject, permit_id)
-            released: bool = await run(self._flow(permit_flows.try_release, permit))
+            released: bool = await run(self._flow(permit_semaphore.try_release, permit))
             return released
         permits = self._ids(permit_id)
-        count: int = await run(self._flow(permit_flows.try_release_many, permits))
+        count: int = await run(self._flow(permit_semaphore.try_release_many, permits))
         return count
 
     async def release(self, permit_id: str | Sequence[str]) -> None:
@@ -177,46 +175,46 @@ class PermitExpirableSemaphore(ObjectHandle):
         when any of them is not a safe hold, and then none is released (Redisson's
         ``release`` of a list, since 3.41)."""
         permits = self._ids(permit_id)
-        await run(self._flow(permit_flows.release_many, permits))
+        await run(self._flow(permit_semaphore.release_many, permits))
 
     async def update_lease_time(self, permit_id: str, lease_time: float | None) -> bool:
         """Make permit ``permit_id`` come back ``lease_time`` seconds from now (None:
         never); True when it is acquired, False when unknown or already expired."""
         permit = check_permit_id(self._subject, permit_id)
         lease = self._lease(lease_time)
-        updated: bool = await run(self._flow(permit_flows.update_lease_time, permit, lease))
+        updated: bool = await run(self._flow(permit_semaphore.update_lease_time, permit, lease))
         return updated
 
     async def available_permits(self) -> int:
         """How many permits can be acquired now (expired ones come back first)."""
-        available, _ = await run(self._flow(permit_flows.permits))
+        available, _ = await run(self._flow(permit_semaphore.permits))
         return int(available)
 
     async def acquired_permits(self) -> int:
         """How many permits are acquired now (expired ones come back first)."""
-        _, acquired = await run(self._flow(permit_flows.permits))
+        _, acquired = await run(self._flow(permit_semaphore.permits))
         return int(acquired)
 
     async def get_permits(self) -> int:
         """All permits: available plus acquired (expired ones come back first)."""
-        available, acquired = await run(self._flow(permit_flows.permits))
+        available, acquired = await run(self._flow(permit_semaphore.permits))
         return int(available) + int(acquired)
 
     async def try_set_permits(self, permits: int) -> bool:
         """Set the number of available permits to ``permits`` unless it is set already;
         True when set (then waiters are told)."""
         checked = check_int(self._subject, "permits", permits)
-        done: bool = await run(self._flow(semaphore_flows.try_set_permits, checked))
+        done: bool = await run(self._flow(semaphore.try_set_permits, checked))
         return done
 
     async def add_permits(self, permits: int) -> None:
         """Add ``permits`` to the available permits (negative: take some away); permits
         added are announced."""
         checked = check_int(self._subject, "permits", permits, low=-MAX_PERMITS)
-        await run(self._flow(semaphore_flows.add_permits, checked, "added"))
+        await run(self._flow(semaphore.add_permits, checked, "added"))
 
     async def delete(self) -> bool:
         """Delete the semaphore (its count and its acquired permits); True if it
         existed."""
-        deleted: bool = await run(self._flow(objects.delete))
+        deleted: bool = await run(self._flow(synchronizers.delete))
         return deleted

@@ -6,8 +6,7 @@ from types import TracebackType
 from typing import Self
 
 from redisson_py.asyncio.driver import run
-from redisson_py.core.flows import semaphore as semaphore_flows
-from redisson_py.core.flows import synchronizers as objects
+from redisson_py.core.flows import semaphore, synchronizers
 from redisson_py.core.handles import check_wait, release_failed_note
 from redisson_py.core.synchronizer_handles import MAX_PERMITS, ObjectHandle, check_int
 
@@ -30,7 +29,7 @@ class Semaphore(ObjectHandle):
     Get one from the client's ``get_semaphore``.
     """
 
-    layout = semaphore_flows.LAYOUT
+    layout = semaphore.LAYOUT
 
     def _permits(self, permits: int) -> int:
         return check_int(self._subject, "permits", permits)
@@ -43,7 +42,7 @@ class Semaphore(ObjectHandle):
         first failure and every tenth after it. Use
         [`try_acquire`][redisson_py.asyncio.Semaphore.try_acquire] for a deadline.
         """
-        await run(self._flow(semaphore_flows.try_acquire, self._permits(permits), None))
+        await run(self._flow(semaphore.try_acquire, self._permits(permits), None))
 
     async def try_acquire(self, permits: int = 1, wait_time: float = 0.0) -> bool:
         """Take ``permits`` permits if they can be had within ``wait_time`` seconds;
@@ -59,25 +58,25 @@ class Semaphore(ObjectHandle):
         """
         permits = self._permits(permits)
         wait = check_wait(self.name, wait_time, what=self.layout.label)
-        taken: bool = await run(self._flow(semaphore_flows.try_acquire, permits, wait))
+        taken: bool = await run(self._flow(semaphore.try_acquire, permits, wait))
         return taken
 
     async def release(self, permits: int = 1) -> None:
         """Give back ``permits`` permits (any task may, also permits it never took) and
         wake as many waiters. Creates the count when there is none."""
-        await run(self._flow(semaphore_flows.release, self._permits(permits)))
+        await run(self._flow(semaphore.release, self._permits(permits)))
 
     async def release_if_exists(self, permits: int = 1) -> bool:
         """[`release`][redisson_py.asyncio.Semaphore.release], only while the semaphore
         exists (so that one deleted stays deleted); True when released."""
-        flow = self._flow(semaphore_flows.release, self._permits(permits), True)
+        flow = self._flow(semaphore.release, self._permits(permits), True)
         released: bool = await run(flow)
         return released
 
     async def try_set_permits(self, permits: int) -> bool:
         """Set the number of available permits to ``permits`` unless it is set already;
         True when set (then waiters are told)."""
-        flow = self._flow(semaphore_flows.try_set_permits, self._permits(permits))
+        flow = self._flow(semaphore.try_set_permits, self._permits(permits))
         done: bool = await run(flow)
         return done
 
@@ -85,22 +84,22 @@ class Semaphore(ObjectHandle):
         """Add ``permits`` to the available permits, whatever they are (negative: take
         some away, even below zero); the new count is announced."""
         bound = check_int(self._subject, "permits", permits, low=-MAX_PERMITS)
-        await run(self._flow(semaphore_flows.add_permits, bound))
+        await run(self._flow(semaphore.add_permits, bound))
 
     async def drain_permits(self) -> int:
         """Take every available permit; how many there were."""
-        drained: int = await run(self._flow(semaphore_flows.drain_permits))
+        drained: int = await run(self._flow(semaphore.drain_permits))
         return drained
 
     async def available_permits(self) -> int:
         """How many permits are available now (0 before any is set)."""
-        available: int = await run(self._flow(semaphore_flows.available_permits))
+        available: int = await run(self._flow(semaphore.available_permits))
         return available
 
     async def delete(self) -> bool:
         """Delete the semaphore (its count); True if it existed. Waiters keep waiting
         until permits are set again."""
-        deleted: bool = await run(self._flow(objects.delete))
+        deleted: bool = await run(self._flow(synchronizers.delete))
         return deleted
 
     async def __aenter__(self) -> Self:

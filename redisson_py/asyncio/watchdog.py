@@ -27,7 +27,7 @@ import math
 from collections.abc import Generator
 from typing import Any
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.watchdog_threads import WatchdogThreads  # async only
 from redisson_py.config.addresses import Address
@@ -41,12 +41,12 @@ log = logging.getLogger("redisson_py.watchdog")
 
 def sleep_until(at: float, now: float) -> float | None:
     """How long a loop waits for a step due at ``at`` (monotonic seconds; inf: nothing
-    due, wait until woken: None), never above `primitives.LONGEST_WAIT`: a timer far
+    due, wait until woken: None), never above `_primitives.LONGEST_WAIT`: a timer far
     off (a lease of years) would overflow ``threading``'s waits (``TIMEOUT_MAX``), and
     a loop that wakes early finds nothing due and sleeps again."""
     if at == math.inf:
         return None
-    return min(primitives.LONGEST_WAIT, max(0.0, at - now))
+    return min(_primitives.LONGEST_WAIT, max(0.0, at - now))
 
 
 def _same(target: Any) -> Any:
@@ -59,10 +59,10 @@ class Watchdog:
 
     def __init__(self, state: ClientState):
         self._state = state
-        self._worker = primitives.Worker("redisson-py-watchdog", self._loop)
-        self._reporter = primitives.Worker("redisson-py-expiry", self._report_loop)
-        self._wake = primitives.Event()
-        self._report_wake = primitives.Event()
+        self._worker = _primitives.Worker("redisson-py-watchdog", self._loop)
+        self._reporter = _primitives.Worker("redisson-py-expiry", self._report_loop)
+        self._wake = _primitives.Event()
+        self._report_wake = _primitives.Event()
         self._schedule = Schedule(state)
         self._reports = ExpiryReports()
         self._report_at = float("inf")
@@ -70,7 +70,7 @@ class Watchdog:
         self._stopped = False
         self._threads: WatchdogThreads | None = None  # async only
         state.holds.watcher = self._noticed
-        primitives.after_fork_in_child(self._after_fork_in_child)
+        _primitives.after_fork_in_child(self._after_fork_in_child)
 
     def renew_on_thread(self) -> None:  # async only
         """Run the rounds and reports on daemon threads (see the module docstring)."""  # async only
@@ -137,7 +137,7 @@ class Watchdog:
         # Nothing may end this loop but stop(): an unexpected error is logged at ERROR
         # and the loop goes on (a dead loop would silently stop every renewal), after a
         # pause that grows while the error repeats (no busy loop, no flood of logs).
-        pause = primitives.ERROR_PAUSE
+        pause = _primitives.ERROR_PAUSE
         while True:
             try:
                 wake_at = self._schedule.wake_at(self._state)
@@ -146,15 +146,15 @@ class Watchdog:
                 if self._stopped:  # set by stop(), which woke the loop
                     return
                 await run(self._round(_same))
-                pause = primitives.ERROR_PAUSE
+                pause = _primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog renewal round failed; the watchdog goes on")
-                await primitives.sleep(pause)
-                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
+                await _primitives.sleep(pause)
+                pause = min(pause * 2, _primitives.ERROR_PAUSE_MAX)
 
     async def _report_loop(self) -> None:
         # As _loop: only stop() ends it (a dead loop would silence every loss report).
-        pause = primitives.ERROR_PAUSE
+        pause = _primitives.ERROR_PAUSE
         while True:
             try:
                 at = self._report_due()
@@ -163,11 +163,11 @@ class Watchdog:
                 if self._stopped:
                     return
                 self._report_step()
-                pause = primitives.ERROR_PAUSE
+                pause = _primitives.ERROR_PAUSE
             except Exception:
                 log.exception("watchdog loss report failed; the reports go on")
-                await primitives.sleep(pause)
-                pause = min(pause * 2, primitives.ERROR_PAUSE_MAX)
+                await _primitives.sleep(pause)
+                pause = min(pause * 2, _primitives.ERROR_PAUSE_MAX)
 
     async def renew_now(self) -> int:
         """Run one renewal round now; return how many holds it renewed."""
@@ -193,6 +193,6 @@ class Watchdog:
     def _after_fork_in_child(self) -> None:
         # The client state gave the child a new hold table (see core.state.client_state).
         self._state.holds.watcher = self._noticed
-        self._wake = primitives.Event()
-        self._report_wake = primitives.Event()
+        self._wake = _primitives.Event()
+        self._report_wake = _primitives.Event()
         self._watched = set()

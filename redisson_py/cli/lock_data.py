@@ -40,13 +40,10 @@ import redis
 
 from redisson_py.cli.common import text
 from redisson_py.config import redact_address
-from redisson_py.core.flows import count_down_latch as latch_flows
-from redisson_py.core.flows import permit_semaphore as permit_flows
-from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows import count_down_latch, permit_semaphore, semaphore
 from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX, FAIR, FENCED, READ
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fenced_resource as fencing
-from redisson_py.core.scripts import read_write_lock
+from redisson_py.core.scripts import fenced_resource, read_write_lock
 from redisson_py.core.scripts.permit_semaphore import NO_LEASE
 from redisson_py.errors import RedissonError
 
@@ -126,7 +123,7 @@ class KeyNames:
         """The names for object ``name``."""
         queue, timeouts, alive = FAIR.aux_keys(name, by_slot)
         (token,) = FENCED.aux_keys(name, by_slot)
-        (permits,) = permit_flows.LAYOUT.aux(name, by_slot)
+        (permits,) = permit_semaphore.LAYOUT.aux(name, by_slot)
         return cls(
             name=name,
             lock_channel=naming.channel_name(name, by_slot=by_slot),
@@ -136,9 +133,9 @@ class KeyNames:
             fenced_token=token,
             read_write_channel=naming.prefixed_name(READ.channel_prefix, name, by_slot=by_slot),
             permits=permits,
-            semaphore_channel=semaphore_flows.LAYOUT.channel(name, by_slot),
-            latch_channel=latch_flows.LAYOUT.channel(name, by_slot),
-            fence_record=naming.prefixed_name(fencing.FENCE_PREFIX, name, by_slot=by_slot),
+            semaphore_channel=semaphore.LAYOUT.channel(name, by_slot),
+            latch_channel=count_down_latch.LAYOUT.channel(name, by_slot),
+            fence_record=naming.prefixed_name(fenced_resource.FENCE_PREFIX, name, by_slot=by_slot),
         )
 
 

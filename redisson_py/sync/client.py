@@ -12,12 +12,11 @@ from typing import ParamSpec, TypeVar
 import redis
 
 from redisson_py.config.model import Config
-from redisson_py.core.flows import handoff
-from redisson_py.core.flows import shutdown as shutdown_flows
+from redisson_py.core.flows import handoff, shutdown
 from redisson_py.core.flows.backoff import BackOff
 from redisson_py.core.handles import ClientHandle
 from redisson_py.core.state.holds import LostCallback
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 from redisson_py.sync.count_down_latch import CountDownLatch
 from redisson_py.sync.driver import run
 from redisson_py.sync.fenced_lock import FencedLock
@@ -62,7 +61,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
         manager: ConnectionManager,
         on_lock_lost: LostCallback | None,
     ):
-        super().__init__(config, manager, on_lock_lost, primitives.RUNTIME)
+        super().__init__(config, manager, on_lock_lost, _primitives.RUNTIME)
         self._watchdog = Watchdog(self._state)
 
     @classmethod
@@ -122,7 +121,7 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
         def decorate(func: Callable[P, R]) -> Callable[P, R]:
             lock, wait, lease, cap = self._synchronized_lock(
-                name, wait_time, lease_time, max_hold_time, func, coroutine=primitives.IS_ASYNC
+                name, wait_time, lease_time, max_hold_time, func, coroutine=_primitives.IS_ASYNC
             )
 
             @functools.wraps(func)
@@ -308,22 +307,22 @@ class Redisson(ClientHandle[Lock, ConnectionManager]):
 
     def _release_everything(self) -> None:
         """`shutdown`'s releases, in the background, waited for until their deadline."""
-        releases = shutdown_flows.plan(self._state)
+        releases = shutdown.plan(self._state)
         if not releases:
             return
         timeout = self._state.settings.release_timeout
         deadline = self._state.clock() + timeout
-        finished = primitives.Event()
+        finished = _primitives.Event()
 
         def release() -> None:
             try:
-                run(shutdown_flows.release_all(self._state, releases, deadline))
+                run(shutdown.release_all(self._state, releases, deadline))
             finally:
                 finished.set()
 
-        primitives.spawn("redisson-py-shutdown", release)
+        _primitives.spawn("redisson-py-shutdown", release)
         finished.wait(timeout + SHUTDOWN_GRACE)
-        shutdown_flows.warn_unreleased(releases)
+        shutdown.warn_unreleased(releases)
 
     def __enter__(self) -> Redisson:
         return self

@@ -27,7 +27,7 @@ from redisson_py.core.effects import (
     WaitSignal,
     by_target,
 )
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ def perform(effect: Effect) -> Any:
         case WaitSignal():
             return effect.subscription.wait(effect.timeout)
         case Sleep():
-            primitives.sleep(effect.seconds)
+            _primitives.sleep(effect.seconds)
             return None
         case Subscribe():
             return effect.target.subscribe(
@@ -66,7 +66,7 @@ def perform(effect: Effect) -> Any:
             return None
         case Background():
             flow = effect.flow
-            primitives.spawn(effect.name, lambda: run(flow))
+            _primitives.spawn(effect.name, lambda: run(flow))
             return None
     raise TypeError(f"not an effect: {effect!r}")  # pragma: no cover
 

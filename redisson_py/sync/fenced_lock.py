@@ -5,7 +5,7 @@ gets a token larger than all earlier holders' tokens."""
 
 from __future__ import annotations
 
-from redisson_py.core.flows import fenced_lock as fenced_flows
+from redisson_py.core.flows import fenced_lock
 from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.handles import check_lease, check_wait
@@ -36,7 +36,7 @@ class FencedLock(Lock):
         lease, ``lease_time`` is honoured as by [`lock`][redisson_py.FencedLock.lock].
         """
         lease = check_lease(self.name, lease_time)
-        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, None, lease)
+        flow = self._flow(self._owner(), fenced_lock.try_lock_and_get_token, None, lease)
         token: int | None = run(flow)
         assert token is not None  # a wait without deadline returns only when held
         return token
@@ -46,13 +46,13 @@ class FencedLock(Lock):
     ) -> int | None:
         """Take the lock within ``wait_time`` seconds; its token, or None if not taken."""
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
-        flow = self._flow(self._owner(), fenced_flows.try_lock_and_get_token, wait, lease)
+        flow = self._flow(self._owner(), fenced_lock.try_lock_and_get_token, wait, lease)
         token: int | None = run(flow)
         return token
 
     def get_token(self) -> int | None:
         """The lock's current token (the last holder's), None before any acquire."""
-        token: int | None = run(self._flow(self._owner(), fenced_flows.get_token))
+        token: int | None = run(self._flow(self._owner(), fenced_lock.get_token))
         return token
 
     def fence(self) -> Fence:
@@ -64,5 +64,5 @@ class FencedLock(Lock):
         Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this
         thread holds no hold.
         """
-        fence: Fence = run(self._flow(self._owner(), fenced_flows.fence))
+        fence: Fence = run(self._flow(self._owner(), fenced_lock.fence))
         return fence

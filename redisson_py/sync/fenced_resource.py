@@ -9,14 +9,14 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
 from redisson_py.core.effects import Effect
-from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows import fenced_resource
 from redisson_py.core.flows.calls import guarded
 from redisson_py.core.flows.fenced_resource import Fence, ResourceRef, Value
 from redisson_py.core.handles import check_name
 from redisson_py.core.routing.naming import owner_field
 from redisson_py.core.scripts.fenced_resource import DELETE, HSET, SET
 from redisson_py.errors import ClientClosedError
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 from redisson_py.sync.driver import run
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ class FencedResource:
             raise ClientClosedError(
                 f"fenced resource {self.name!r}: the client is shut down; create a new client"
             )
-        writer = owner_field(state.client_id, primitives.current_owner_id())
+        writer = owner_field(state.client_id, _primitives.current_owner_id())
         return ResourceRef(self.name, writer, self._client._manager, state)
 
     def _flow(
@@ -73,35 +73,35 @@ class FencedResource:
         2**63 - 1 or a value that is not str, bytes, int or float. A write retried after
         a lost reply is applied once.
         """
-        checked = fencing.check_value(self.name, value)
-        run(self._flow(fencing.write, token, SET, (checked,)))
+        checked = fenced_resource.check_value(self.name, value)
+        run(self._flow(fenced_resource.write, token, SET, (checked,)))
 
     def hset(self, mapping: Mapping[Value, Value], token: int | Fence) -> None:
         """Set the fields of ``mapping`` in the resource (a hash) if ``token`` is
         accepted; other fields stay. Refusals and errors as
         [`set`][redisson_py.FencedResource.set]."""
-        pairs = fencing.hset_arguments(self.name, mapping)
-        run(self._flow(fencing.write, token, HSET, pairs))
+        pairs = fenced_resource.hset_arguments(self.name, mapping)
+        run(self._flow(fenced_resource.write, token, HSET, pairs))
 
     def delete(self, token: int | Fence) -> None:
         """Delete the resource's value if ``token`` is accepted; the token still counts
         as accepted (the record stays). Refusals and errors as
         [`set`][redisson_py.FencedResource.set]."""
-        run(self._flow(fencing.write, token, DELETE))
+        run(self._flow(fenced_resource.write, token, DELETE))
 
     def get(self) -> bytes | None:
         """The resource's value (a string key), None when it has none."""
-        value: bytes | None = run(self._flow(fencing.get))
+        value: bytes | None = run(self._flow(fenced_resource.get))
         return value
 
     def hgetall(self) -> dict[bytes, bytes]:
         """The resource's fields and values (a hash), empty when it has none."""
-        fields: dict[bytes, bytes] = run(self._flow(fencing.hgetall))
+        fields: dict[bytes, bytes] = run(self._flow(fenced_resource.hgetall))
         return fields
 
     def highest_token(self) -> int | None:
         """The highest token a write was accepted with, None before the first."""
-        token: int | None = run(self._flow(fencing.highest_token))
+        token: int | None = run(self._flow(fenced_resource.highest_token))
         return token
 
     def __repr__(self) -> str:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Generic, Self, TypeVar
 
-from redisson_py.core.flows import handoff
-from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import handoff, lock
 from redisson_py.core.handles import (
     LockHandle,
     acquire_wait,
@@ -19,10 +18,10 @@ from redisson_py.core.handles import (
     release_failed_note,
 )
 from redisson_py.errors import ArgumentError, LockTimeoutError
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 from redisson_py.sync.driver import run
 
-current_owner_id = primitives.current_owner_id
+current_owner_id = _primitives.current_owner_id
 
 
 class LockProtocol:
@@ -67,7 +66,7 @@ class LockProtocol:
         ``ValueError``); a timeout above ``threading.TIMEOUT_MAX`` an
         [`ArgumentOverflowError`][redisson_py.errors.ArgumentOverflowError] (an
         ``OverflowError``)."""
-        wait = acquire_wait(self._protocol_name(), blocking, timeout, primitives.TIMEOUT_MAX)
+        wait = acquire_wait(self._protocol_name(), blocking, timeout, _primitives.TIMEOUT_MAX)
         if wait is None:
             self.lock()
             return True
@@ -237,7 +236,7 @@ class Lock(LockHandle, LockProtocol):
         """
         lease = check_lease(self.name, lease_time)
         cap = check_max_hold(self.name, max_hold_time, lease)
-        run(self._flow(self._owner(), lock_flows.try_lock, None, lease, cap))
+        run(self._flow(self._owner(), lock.try_lock, None, lease, cap))
 
     def try_lock(
         self,
@@ -255,7 +254,7 @@ class Lock(LockHandle, LockProtocol):
         """
         wait, lease = check_wait(self.name, wait_time), check_lease(self.name, lease_time)
         cap = check_max_hold(self.name, max_hold_time, lease)
-        flow = self._flow(self._owner(), lock_flows.try_lock, wait, lease, cap)
+        flow = self._flow(self._owner(), lock.try_lock, wait, lease, cap)
         acquired: bool = run(flow)
         return acquired
 
@@ -278,7 +277,7 @@ class Lock(LockHandle, LockProtocol):
         the earlier of its old and new lease end).
         """
         seconds = self._check_extension(self.name, seconds)
-        run(self._flow(self._owner(), lock_flows.extend, seconds))
+        run(self._flow(self._owner(), lock.extend, seconds))
 
     def owned_by(self, owner_id: int) -> Lock:
         """This lock acting for owner ``owner_id`` (a thread's
@@ -323,33 +322,33 @@ class Lock(LockHandle, LockProtocol):
     def unlock(self) -> None:
         """Release one hold. Raises [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] (a
         ``RuntimeError``) if this thread holds none, or its hold was reported lost."""
-        run(self._flow(self._owner(), lock_flows.unlock))
+        run(self._flow(self._owner(), lock.unlock))
 
     def force_unlock(self) -> bool:
         """Delete the lock whoever holds it; True if it was locked."""
-        result: bool = run(self._flow(self._owner(), lock_flows.force_unlock))
+        result: bool = run(self._flow(self._owner(), lock.force_unlock))
         return result
 
     def is_locked(self) -> bool:
         """True when any owner holds the lock."""
-        result: bool = run(self._flow(self._owner(), lock_flows.is_locked))
+        result: bool = run(self._flow(self._owner(), lock.is_locked))
         return result
 
     def is_held_by_current_thread(self) -> bool:
         """True when this thread (or, for an ``owned_by`` view, its owner) holds it; False
         once the client reported this owner's hold lost (until it acquires again),
         whatever a node it still reaches says."""
-        result: bool = run(self._flow(self._owner(), lock_flows.is_held))
+        result: bool = run(self._flow(self._owner(), lock.is_held))
         return result
 
     def hold_count(self) -> int:
         """How many holds this thread has (0 when none, or when its hold was reported
         lost)."""
-        result: int = run(self._flow(self._owner(), lock_flows.hold_count))
+        result: int = run(self._flow(self._owner(), lock.hold_count))
         return result
 
     def remain_time_to_live(self) -> float | None:
         """Seconds until the lock's key expires; None when it is not locked."""
         owner = self._owner()
-        result: float | None = run(self._flow(owner, lock_flows.remain_time_to_live))
+        result: float | None = run(self._flow(owner, lock.remain_time_to_live))
         return result

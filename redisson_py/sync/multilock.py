@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-from redisson_py.core.flows import multilock as multi_flows
+from redisson_py.core.flows import multilock
 from redisson_py.core.handles import GroupHandle, RedLockHandle, owner_of
 from redisson_py.sync.driver import run
 from redisson_py.sync.lock import LockProtocol, current_owner_id
@@ -56,10 +56,10 @@ class MultiLock(GroupHandle, LockProtocol):
         wait, lease = self._check(wait_time, lease_time)
         owner = self._owner()
         refs = self._refs(owner)
-        flow = multi_flows.try_lock(
+        flow = multilock.try_lock(
             self._group, refs, str(owner), wait, lease, member_timeout=self.member_timeout
         )
-        acquired: bool = run(multi_flows.guarded(self._group, flow))
+        acquired: bool = run(multilock.guarded(self._group, flow))
         return acquired
 
     def unlock(self) -> None:
@@ -67,8 +67,8 @@ class MultiLock(GroupHandle, LockProtocol):
         [`LockNotOwnedError`][redisson_py.errors.LockNotOwnedError] when this thread did
         not hold the group or it was lost."""
         owner = self._owner()
-        flow = multi_flows.unlock(self._group, self._refs(owner), str(owner))
-        run(multi_flows.guarded(self._group, flow))
+        flow = multilock.unlock(self._group, self._refs(owner), str(owner))
+        run(multilock.guarded(self._group, flow))
 
     def extend(self, seconds: float) -> None:
         """Make this thread's leased group hold expire ``seconds`` from now (longer or
@@ -89,10 +89,10 @@ class MultiLock(GroupHandle, LockProtocol):
         """
         seconds = self._check_extension(seconds)
         owner = self._owner()
-        flow = multi_flows.extend(
+        flow = multilock.extend(
             self._group, self._refs(owner), str(owner), seconds, member_timeout=self.member_timeout
         )
-        run(multi_flows.guarded(self._group, flow))
+        run(multilock.guarded(self._group, flow))
 
     def remaining_validity(self) -> float:
         """Seconds this thread's group hold can still be relied on (redsync's ``Until``
@@ -106,7 +106,7 @@ class MultiLock(GroupHandle, LockProtocol):
         the earliest member for a MultiLock) and moves on with each confirmed renewal.
         """
         owner = self._owner()
-        return multi_flows.remaining_validity(self._group, self._refs(owner), str(owner))
+        return multilock.remaining_validity(self._group, self._refs(owner), str(owner))
 
     def is_held_by_current_thread(self) -> bool:
         """True while this thread holds the group (as far as this process knows)."""
@@ -117,8 +117,8 @@ class MultiLock(GroupHandle, LockProtocol):
         quorum of members locked (a RedLock); asked of every member at once. Raises
         [`LockUnavailableError`][redisson_py.errors.LockUnavailableError] when members
         that did not answer could have decided it."""
-        flow = multi_flows.is_locked(self._group, self._refs(self._owner()))
-        result: bool = run(multi_flows.guarded(self._group, flow))
+        flow = multilock.is_locked(self._group, self._refs(self._owner()))
+        result: bool = run(multilock.guarded(self._group, flow))
         return result
 
     def force_unlock(self) -> bool:
@@ -128,8 +128,8 @@ class MultiLock(GroupHandle, LockProtocol):
         fails is named in a
         [`LockUnavailableError`][redisson_py.errors.LockUnavailableError], the others
         are unlocked all the same."""
-        flow = multi_flows.force_unlock(self._group, self._refs(self._owner()))
-        result: bool = run(multi_flows.guarded(self._group, flow))
+        flow = multilock.force_unlock(self._group, self._refs(self._owner()))
+        result: bool = run(multilock.guarded(self._group, flow))
         return result
 
 

@@ -32,7 +32,7 @@ from redisson_py.core.routing.subscriptions import (
     Waiter,
 )
 from redisson_py.core.routing.wire import as_refusal
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 
 if TYPE_CHECKING:
     from redisson_py.sync.manager import ConnectionManager
@@ -78,14 +78,14 @@ class _Listener:
         self.sharded = sharded
         pool = service.manager.pools.get(address, pubsub=True)
         self.pubsub: Any = PubSub(pool, ignore_subscribe_messages=False)
-        self.confirmations: dict[str, primitives.Event] = {}
-        self.reader = primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
+        self.confirmations: dict[str, _primitives.Event] = {}
+        self.reader = _primitives.Worker(f"redisson-py-pubsub-{address.port}", self._read)
         self.stopped = False
-        self._connect = primitives.ConnectOnce()
+        self._connect = _primitives.ConnectOnce()
 
-    def subscribe(self, channel: str) -> primitives.Event:
+    def subscribe(self, channel: str) -> _primitives.Event:
         """Send the subscribe; the returned event is set when the node confirms it."""
-        confirmed = self.confirmations.setdefault(channel, primitives.Event())
+        confirmed = self.confirmations.setdefault(channel, _primitives.Event())
         try:
             self._connect(self.pubsub)
             if self.sharded:
@@ -118,7 +118,7 @@ class _Listener:
         while not self.stopped:
             try:
                 received, failure = self._receive(stream)
-            except primitives.Cancelled:
+            except _primitives.Cancelled:
                 raise
             except Exception as error:
                 received, failure = [], error
@@ -127,7 +127,7 @@ class _Listener:
             elif failure is None:
                 try:
                     pinged, failure = self._check_health(heard, pinged)
-                except primitives.Cancelled:
+                except _primitives.Cancelled:
                     raise
                 except Exception as error:
                     failure = error
@@ -184,11 +184,11 @@ class _Listener:
         """What the connection received within `READ_TICK`, as (type, channel, data),
         and the error reply that came after them, if one did (the connection is then
         given up, as when ``get_message`` raises it). Read by the shell where it can
-        (`primitives.read_pushed`), else by redis-py's ``get_message``. A published
+        (`_primitives.read_pushed`), else by redis-py's ``get_message``. A published
         message read by the shell skips redis-py (its pub/sub metrics do not count
         it); every other reply goes through ``handle_message``, which keeps redis-py's
         account of what is subscribed."""
-        replies = primitives.read_pushed(self.pubsub, stream, READ_TICK)
+        replies = _primitives.read_pushed(self.pubsub, stream, READ_TICK)
         if replies is None:
             message = self.pubsub.get_message(timeout=READ_TICK)
             return ([] if message is None else [_typed(message)]), None
@@ -220,7 +220,7 @@ class Subscription:
     def __init__(self, service: PubSubService, sub: ChannelSub):
         self._service = service
         self._sub = sub
-        self._waiter = Waiter(sub, primitives.Waker(service._lock))
+        self._waiter = Waiter(sub, _primitives.Waker(service._lock))
         self._closed = False
         self.behind = len(sub.sleepers)
         """How many of the client's waiters were asleep on the channel when this one
@@ -246,7 +246,7 @@ class PubSubService:
 
     def __init__(self, manager: ConnectionManager):
         self.manager = manager
-        self._lock = primitives.ThreadLock()
+        self._lock = _primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners: dict[Address, _Listener] = {}
         self._node_listeners: list[Callable[[Address], None]] = []
@@ -289,7 +289,7 @@ class PubSubService:
             self._listeners[address] = listener
         return listener
 
-    def _place(self, sub: ChannelSub) -> primitives.Event | None:
+    def _place(self, sub: ChannelSub) -> _primitives.Event | None:
         """Subscribe ``sub`` where the view says it belongs (caller holds the lock)."""
         address = self.manager.mode.pubsub_address(self.manager.view, sub.channel)
         # Set before the subscribe is sent: a waiter joining meanwhile finds the
@@ -442,7 +442,7 @@ class PubSubService:
 
     def after_fork(self) -> None:
         """In a forked child: the parent's reader threads do not exist here."""
-        self._lock = primitives.ThreadLock()
+        self._lock = _primitives.ThreadLock()
         self._table = SubscriptionTable()
         self._listeners = {}
 

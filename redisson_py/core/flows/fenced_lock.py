@@ -14,8 +14,7 @@ from collections.abc import Generator
 from typing import Any
 
 from redisson_py.core.effects import Effect, ScriptCommand
-from redisson_py.core.flows import calls
-from redisson_py.core.flows import lock as lock_flows
+from redisson_py.core.flows import calls, lock
 from redisson_py.core.flows.fenced_resource import Fence
 from redisson_py.core.flows.lock_kinds import AcquireReply, LockRef
 from redisson_py.core.scripts.fenced_lock import FENCE_OF_HOLDER
@@ -29,7 +28,7 @@ def try_lock_and_get_token(
     taken, or None when the lock was not had within ``wait``."""
     grants: list[AcquireReply] = []
     ref = dataclasses.replace(ref, on_grant=grants.append)
-    acquired = yield from lock_flows.try_lock(ref, wait, lease)
+    acquired = yield from lock.try_lock(ref, wait, lease)
     if not acquired or not grants:
         return None
     return grants[-1].token

@@ -30,7 +30,7 @@ from typing import Any
 from redisson_py.core import keyspace
 from redisson_py.core.effects import Arg, Effect, ScriptCommand, Target, to_millis
 from redisson_py.core.flows.calls import call_with_retry, new_request_id, read
-from redisson_py.core.scripts import fenced_resource as fencing
+from redisson_py.core.scripts import fenced_resource
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.errors import ArgumentError, ArgumentTypeError, StaleTokenError
 
@@ -151,7 +151,7 @@ def write(
         *arguments,
     )
     keys = (ref.name, ref.record, ref.latch(request_id))
-    command = ScriptCommand(fencing.FENCED_WRITE, keys, args)
+    command = ScriptCommand(fenced_resource.FENCED_WRITE, keys, args)
     result = yield from call_with_retry(ref, lambda attempt: (command,))
     reply = result.replies[0]
     if int(reply[0]) == 1:

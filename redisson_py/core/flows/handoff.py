@@ -43,7 +43,7 @@ from redisson_py.core.effects import Effect, ScriptCommand, to_millis
 from redisson_py.core.flows.calls import call_with_retry, node_of
 from redisson_py.core.flows.lock_kinds import READ, WRITE, LockRef
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import handoff as scripts
+from redisson_py.core.scripts import handoff
 from redisson_py.core.scripts.read_write_lock import WRITE_SUFFIX
 from redisson_py.core.state.holds import Hold
 from redisson_py.errors import ArgumentError, HandOffError, NoSyncedReplicasError
@@ -150,7 +150,7 @@ def _text(value: object) -> str:
 def ticket_key(ref: LockRef, ticket: str) -> str:
     """The adoption ticket's key, in the lock's slot."""
     by_slot = bool(ref.target.routes_by_slot)
-    return f"{naming.prefixed_name(scripts.TICKET_PREFIX, ref.name, by_slot=by_slot)}:{ticket}"
+    return f"{naming.prefixed_name(handoff.TICKET_PREFIX, ref.name, by_slot=by_slot)}:{ticket}"
 
 
 def _refused(ref: LockRef, reason: str, why: str) -> HandOffError:
@@ -196,7 +196,7 @@ def export_hold(ref: LockRef, owner_id: str) -> Generator[Effect, Any, str]:
     commands = (
         ref.kind.renew([hold], ttl_ms),
         ScriptCommand(
-            scripts.EXPORT, (ref.name, ticket_key(ref, ticket)), (ref.owner, _other_field(ref))
+            handoff.EXPORT, (ref.name, ticket_key(ref, ticket)), (ref.owner, _other_field(ref))
         ),
     )
     sync = state.settings.sync_replicas if hold.watchdog else None
@@ -256,7 +256,7 @@ def adopt_hold(ref: LockRef, token: HoldToken) -> Generator[Effect, Any, None]:
     )
     ttl_ms = to_millis(settings.watchdog_timeout)
     commands = (
-        ScriptCommand(scripts.ADOPT, (ref.name, ticket_key(ref, token.ticket)), (ref.owner,)),
+        ScriptCommand(handoff.ADOPT, (ref.name, ticket_key(ref, token.ticket)), (ref.owner,)),
         ref.kind.renew([probe], ttl_ms),
     )
     window_end = token.exported_at + token.ttl_ms / 1000

@@ -19,7 +19,7 @@ from redisson_py.core.effects import Command, Effect, ScriptCommand, to_millis
 from redisson_py.core.flows import grants
 from redisson_py.core.flows.calls import call_with_retry, new_request_id, read, unsynced_extension
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
-from redisson_py.core.scripts import permit_semaphore as scripts
+from redisson_py.core.scripts import permit_semaphore
 from redisson_py.core.state.holds import Hold, Taken, report_lost
 from redisson_py.errors import PermitNotHeldError
 
@@ -97,7 +97,9 @@ def _taken_here(ref: ObjectRef, keys: tuple[str, str, str], permit: bytes) -> No
     """Record ``permit`` as taken through this client (a shutdown gives it back)."""
 
     def give_back(count: int) -> ScriptCommand:
-        return once_command(ref, scripts.TRY_RELEASE, keys, new_request_id(), _now_ms(ref), permit)
+        return once_command(
+            ref, permit_semaphore.TRY_RELEASE, keys, new_request_id(), _now_ms(ref), permit
+        )
 
     subject = f"{ref.subject}: permit {permit.hex()}"
     ref.state.taken.took(
@@ -121,7 +123,7 @@ def try_acquire_many(ref: ObjectRef, wait: float | None, lease: float | None, co
         ref,
         lambda request_id: once_command(
             ref,
-            scripts.ACQUIRE,
+            permit_semaphore.ACQUIRE,
             keys,
             request_id,
             _now_ms(ref),
@@ -130,7 +132,7 @@ def try_acquire_many(ref: ObjectRef, wait: float | None, lease: float | None, co
             *permits[1:],
         ),
         lambda request_id: once_command(
-            ref, scripts.UNDO_ACQUIRE, keys, request_id, _now_ms(ref), *permits
+            ref, permit_semaphore.UNDO_ACQUIRE, keys, request_id, _now_ms(ref), *permits
         ),
         "its permits stay acquired until their lease ends (for ever without one)",
     )
@@ -203,7 +205,9 @@ def _release(
             "none was released: reported lost before this release: "
             + "; ".join(f"{owner}: {why}" for owner, why in lost.items()),
         )
-    released = yield from apply_once(ref, scripts.TRY_RELEASE, _keys(ref), _now_ms(ref), *permits)
+    released = yield from apply_once(
+        ref, permit_semaphore.TRY_RELEASE, _keys(ref), _now_ms(ref), *permits
+    )
     if released or len(permits) == 1:
         # A list the server refused stays acquired as far as this client knows: its
         # permits that are held stay watched.
@@ -248,7 +252,13 @@ def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flo
     sent_at = ref.state.clock()
     expiry = _expiry(ref, lease)
     command = once_command(
-        ref, scripts.UPDATE_LEASE, _keys(ref), new_request_id(), _now_ms(ref), permit, expiry
+        ref,
+        permit_semaphore.UPDATE_LEASE,
+        _keys(ref),
+        new_request_id(),
+        _now_ms(ref),
+        permit,
+        expiry,
     )
 
     def attempts(attempt: int) -> tuple[Command, ...]:
@@ -270,6 +280,6 @@ def update_lease_time(ref: ObjectRef, permit: bytes, lease: float | None) -> Flo
 
 def permits(ref: ObjectRef) -> Flow:
     """``(available, acquired)`` permits, after the expired ones came back."""
-    command = ScriptCommand(scripts.PERMITS, _keys(ref), ("0", ref.publish, _now_ms(ref)))
+    command = ScriptCommand(permit_semaphore.PERMITS, _keys(ref), ("0", ref.publish, _now_ms(ref)))
     available, acquired = yield from read(ref, command)
     return int(available), int(acquired)

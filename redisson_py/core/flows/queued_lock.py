@@ -57,12 +57,12 @@ from redisson_py.core.flows.lock_kinds import (
     new_request_id,
 )
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import queued_lock as scripts
+from redisson_py.core.scripts import queued_lock
 from redisson_py.core.state.holds import safe_end
 
 log = logging.getLogger("redisson_py.lock")
 
-GRANT_TTL = scripts.GRANT_TTL
+GRANT_TTL = queued_lock.GRANT_TTL
 MIN_SAFE = 0.05
 """A grant whose safe end is closer than this (seconds) when its message is read is
 confirmed with a try instead of being counted from the message."""
@@ -77,9 +77,9 @@ class QueuedKind(LockKind):
     the server, a release grants the first live one."""
 
     label = "queued"
-    channel_prefix = scripts.CHANNEL_PREFIX
+    channel_prefix = queued_lock.CHANNEL_PREFIX
     queues = True
-    keepalive = scripts.KEEPALIVE_INTERVAL
+    keepalive = queued_lock.KEEPALIVE_INTERVAL
     passes_on = True
 
     def __init__(self, *, reentrant: bool = True) -> None:
@@ -89,9 +89,9 @@ class QueuedKind(LockKind):
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         return (
-            naming.prefixed_name(scripts.QUEUE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(scripts.ALIVE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(scripts.ENTRIES_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(queued_lock.QUEUE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(queued_lock.ALIVE_PREFIX, name, by_slot=by_slot),
+            naming.prefixed_name(queued_lock.ENTRIES_PREFIX, name, by_slot=by_slot),
         )
 
     def _keys(self, ref: LockRef) -> tuple[str, str, str, str, str]:
@@ -106,15 +106,15 @@ class QueuedKind(LockKind):
             acquire_latch_field(ref.owner),
             request_id,
             "1" if queue else "0",
-            to_millis(scripts.ALIVE_WINDOW),
+            to_millis(queued_lock.ALIVE_WINDOW),
             "1" if self.reentrant else "0",
             self.publish_command(ref),
         )
-        return ScriptCommand(scripts.ACQUIRE_QUEUED, self._keys(ref), args)
+        return ScriptCommand(queued_lock.ACQUIRE_QUEUED, self._keys(ref), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         args = (ref.owner, acquire_latch_field(ref.owner), request_id, self.publish_command(ref))
-        return ScriptCommand(scripts.UNDO_QUEUED, self._keys(ref), args)
+        return ScriptCommand(queued_lock.UNDO_QUEUED, self._keys(ref), args)
 
     def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
         latch = naming.unlock_latch_name(
@@ -127,11 +127,11 @@ class QueuedKind(LockKind):
             acquire_latch_field(ref.owner),
             *acquires,
         )
-        return ScriptCommand(scripts.RELEASE_QUEUED, (*self._keys(ref), latch), args)
+        return ScriptCommand(queued_lock.RELEASE_QUEUED, (*self._keys(ref), latch), args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.publish_command(ref),)
-        return ScriptCommand(scripts.FORCE_RELEASE_QUEUED, self._keys(ref), args)
+        return ScriptCommand(queued_lock.FORCE_RELEASE_QUEUED, self._keys(ref), args)
 
     def wait_channel(self, ref: LockRef) -> str | None:
         return f"{ref.channel}:{ref.owner}"
@@ -198,7 +198,7 @@ def take_up(ref: LockRef, request_id: str, ttl: float) -> Generator[Effect, Any,
     if hold is None:
         return
     args = (to_millis(ttl), ref.owner, acquire_latch_field(ref.owner), request_id)
-    command = ScriptCommand(scripts.TAKE_UP, (ref.name,), args)
+    command = ScriptCommand(queued_lock.TAKE_UP, (ref.name,), args)
     sent = [0.0]
 
     def attempts(unanswered: int) -> tuple[Command, ...]:

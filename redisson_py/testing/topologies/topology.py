@@ -31,8 +31,7 @@ from redisson_py.testing.backends.base import Backend, Owner
 from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.network.cuts import Host
 from redisson_py.testing.network.topology_network import Member, Side, TopologyNetwork
-from redisson_py.testing.topologies import cleanup
-from redisson_py.testing.topologies import redisson_config as rc
+from redisson_py.testing.topologies import cleanup, redisson_config
 from redisson_py.testing.topologies.node import Node
 from redisson_py.testing.topologies.ports import release_ports
 from redisson_py.testing.topologies.readiness import (
@@ -576,20 +575,24 @@ class Topology:
 
     def _open_configs(self) -> list[dict[str, Any]]:
         if self.layout == "standalone":
-            return [rc.single_config(n.address) for n in self.data_nodes]
+            return [redisson_config.single_config(n.address) for n in self.data_nodes]
         if self.layout == "replication" and self.spec.client == "replicated":
-            return [rc.replicated_config([n.address for n in self.data_nodes])]
+            return [redisson_config.replicated_config([n.address for n in self.data_nodes])]
         if self.layout == "replication":
             master = self._master_or_first()
             return [
-                rc.master_slave_config(
+                redisson_config.master_slave_config(
                     master.address, [n.address for n in self.data_nodes if n is not master]
                 )
             ]
         if self.layout == "sentinel":
             assert self.master_name is not None
-            return [rc.sentinel_config([s.address for s in self.sentinels], self.master_name)]
-        return [rc.cluster_config([n.address for n in self.data_nodes])]
+            return [
+                redisson_config.sentinel_config(
+                    [s.address for s in self.sentinels], self.master_name
+                )
+            ]
+        return [redisson_config.cluster_config([n.address for n in self.data_nodes])]
 
     def _master_or_first(self) -> Node:
         try:
@@ -615,7 +618,7 @@ class Topology:
     def redisson_yaml(self) -> str:
         """The Redisson client config as YAML; for several independent masters, one YAML
         document per master, separated by ``---``."""
-        return rc.dump_yaml(self.redisson_configs())
+        return redisson_config.dump_yaml(self.redisson_configs())
 
     # -- state and teardown ------------------------------------------------------------------
 
