@@ -160,7 +160,7 @@ def test_a_redisson_client_and_redisson_py_share_the_latch(
 ) -> None:
     latch = make_client().get_count_down_latch(lock_name)
     ours, waiter = flavor.owner("ours"), flavor.owner("waiter")
-    channel = latch_flows.channel_name(lock_name, by_slot(family_topology))
+    channel = latch_flows.LAYOUT.channel(lock_name, by_slot(family_topology))
     assert channel == f"redisson_countdownlatch__channel__{{{lock_name}}}"
     with java_client(family_topology, lock_name) as java:
         assert java_try_set_count(java, lock_name, channel, 2)

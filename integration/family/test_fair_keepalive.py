@@ -26,7 +26,7 @@ SLACK = 2.0
 
 
 def alive_key(topology: Topology, name: str) -> str:
-    return naming.prefixed_name(fair_lock.ALIVE_PREFIX, name, by_slot=by_slot(topology))
+    return naming.prefixed_name("redisson_py_fair_alive", name, by_slot=by_slot(topology))
 
 
 def alive_entries(topology: Topology, name: str) -> dict[str, float]:
@@ -78,7 +78,7 @@ def test_a_java_waiters_entry_keeps_redissons_rule(
     java = "0b2c8a51-7c5e-4e0c-9d3e-1f2a3b4c5d6e:77"
     queue, timeouts = (
         naming.prefixed_name(prefix, lock_name, by_slot=by_slot(family_topology))
-        for prefix in (fair_lock.QUEUE_PREFIX, fair_lock.TIMEOUT_PREFIX)
+        for prefix in ("redisson_lock_queue", "redisson_lock_timeout")
     )
     with raw_master(family_topology, lock_name) as raw:
         # as Redisson's tryLockInnerAsync queues a thread: timeout = TTL + 5 minutes + now

@@ -247,7 +247,9 @@ def test_unlock_wakes_the_head_waiter_on_its_own_channel(
     waiting = bob.start_timed(waiting_lock.lock)
     [field] = wait_for_queue_length(family_topology, lock_name, 1)
     assert field == bob_field
-    shared = naming.channel_name(lock_name, by_slot=by_slot(family_topology))
+    shared = naming.prefixed_name(
+        "redisson_lock__channel", lock_name, by_slot=by_slot(family_topology)
+    )
     own = f"{shared}:{field}"
     eventually(
         lambda: subscribers(family_topology, own) == 1,

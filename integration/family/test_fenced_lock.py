@@ -86,7 +86,7 @@ return 1
 """
     # Redisson publishes in the channel's shard on a Redis 7 cluster, as redisson-py does.
     publish = publish_command(client)
-    client.eval(script, 2, name, channel, field, naming.UNLOCK_MESSAGE, publish)
+    client.eval(script, 2, name, channel, field, "0", publish)
 
 
 def test_a_redisson_client_and_redisson_py_share_the_fenced_lock(
@@ -99,7 +99,7 @@ def test_a_redisson_client_and_redisson_py_share_the_fenced_lock(
     lock = client.get_fenced_lock(lock_name)
     slot_safe = by_slot(family_topology)
     token_key = naming.prefixed_name("redisson_lock_token", lock_name, by_slot=slot_safe)
-    channel = naming.channel_name(lock_name, by_slot=slot_safe)
+    channel = naming.prefixed_name("redisson_lock__channel", lock_name, by_slot=slot_safe)
     field = "java-client-uuid:1"
 
     ours = flavor.owner("alice")

@@ -31,6 +31,8 @@ from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 
 JAVA = "java-client-uuid:1"
+REDISSON_LOCK_CHANNEL = "redisson_lock__channel"
+"""Redisson's lock channel prefix, spelled as Redisson spells it (not the library's)."""
 JAVA_2 = "java-client-uuid:2"
 LEASE_MS = 30_000
 
@@ -116,7 +118,7 @@ def test_a_non_reentrant_lock_is_shared_with_redisson(
     flavor: Flavor, make_client: Callable[..., Any], java: Java, lock_name: str
 ) -> None:
     lock = make_client().get_non_reentrant_lock(lock_name)
-    channel = java.aux(naming.LOCK_CHANNEL_PREFIX)
+    channel = java.aux(REDISSON_LOCK_CHANNEL)
     alice = flavor.owner("alice")
     assert java.run(NON_REENTRANT_LOCK, [lock_name], LEASE_MS, JAVA) is None
     assert java.run(NON_REENTRANT_LOCK, [lock_name], LEASE_MS, JAVA) > 0  # not twice
@@ -139,7 +141,7 @@ def test_a_spin_lock_is_shared_with_redisson_without_pubsub(
     flavor: Flavor, make_client: Callable[..., Any], java: Java, lock_name: str
 ) -> None:
     lock = make_client().get_spin_lock(lock_name)
-    channel = java.aux(naming.LOCK_CHANNEL_PREFIX)
+    channel = java.aux(REDISSON_LOCK_CHANNEL)
     alice = flavor.owner("alice")
     assert java.run(PLAIN_LOCK, [lock_name], LEASE_MS, JAVA) is None
     assert alice(lock.try_lock, 0.2) is False
@@ -258,7 +260,7 @@ class JavaFair:
 
     @property
     def channel(self) -> str:
-        return self.java.aux(naming.LOCK_CHANNEL_PREFIX)
+        return self.java.aux(REDISSON_LOCK_CHANNEL)
 
     def try_lock(self, field: str) -> Any:
         return self.java.run(FAIR_TRY, self.keys, LEASE_MS, field, self.wait_ms, now_ms())

@@ -29,6 +29,7 @@ from kind_helpers import (
 import redisson_py
 import redisson_py.asyncio as aio
 from redisson_py import Config, Redisson
+from redisson_py.core import keyspace
 from redisson_py.core.routing import naming
 from redisson_py.core.scripts import queued_lock as scripts
 from redisson_py.testing import Topology, eventually
@@ -52,7 +53,7 @@ def make_queued_client(
 
 
 def queue_of(topology: Topology, name: str) -> list[str]:
-    key = naming.prefixed_name(scripts.QUEUE_PREFIX, name, by_slot=by_slot(topology))
+    key = keyspace.queued_queue(name, by_slot=by_slot(topology))
     with raw_master(topology, name) as raw:
         return [str(entry) for entry in raw.lrange(key, 0, -1)]
 
@@ -210,10 +211,10 @@ def test_a_waiter_cancelled_while_its_grant_is_in_flight_passes_the_lock_on(
     keys = [
         lock_name,
         *(
-            naming.prefixed_name(prefix, lock_name, by_slot=slot)
-            for prefix in (scripts.QUEUE_PREFIX, scripts.ALIVE_PREFIX, scripts.ENTRIES_PREFIX)
+            waiters(lock_name, by_slot=slot)
+            for waiters in (keyspace.queued_queue, keyspace.queued_alive, keyspace.queued_entries)
         ),
-        naming.prefixed_name(scripts.CHANNEL_PREFIX, lock_name, by_slot=slot),
+        keyspace.queued_channel(lock_name, by_slot=slot),
     ]
 
     async def scenario() -> tuple[bool, list[str], str]:

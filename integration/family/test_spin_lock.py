@@ -101,7 +101,9 @@ def test_a_waiter_polls_without_pubsub_and_gets_the_lock_after_the_unlock(
     waiting = bob.start_timed(waiting_lock.lock)
     time.sleep(0.5)
     assert not waiting.done()
-    channel = naming.channel_name(lock_name, by_slot=by_slot(family_topology))
+    channel = naming.prefixed_name(
+        "redisson_lock__channel", lock_name, by_slot=by_slot(family_topology)
+    )
     assert subscribers(family_topology, channel) == 0
     with raw_master(family_topology, lock_name) as raw, listening(raw, channel) as listener:
         _, released = alice.start_timed(holding.unlock).result(timeout=10)

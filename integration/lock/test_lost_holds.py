@@ -23,8 +23,8 @@ import pytest
 import redis
 
 from redisson_py import LockLost, LockNotOwnedError
+from redisson_py.core import keyspace
 from redisson_py.core.flows.watchdog import REPORT_GAP
-from redisson_py.core.routing import naming
 from redisson_py.core.state.holds import safety_margin
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
@@ -113,7 +113,7 @@ def test_a_restart_pubsub_saw_is_checked_at_once(
     holder(lock.lock)
     rival_got = rival.start(lock.try_lock, 30.0)
     admin = _admin(topology)
-    channel = naming.channel_name(lock_name)
+    channel = keyspace.lock_channel(lock_name, by_slot=True)
     deadline = time.monotonic() + 5
     while dict(admin.pubsub_numsub(channel)).get(channel.encode(), 0) == 0:
         assert time.monotonic() < deadline, "the rival never subscribed"

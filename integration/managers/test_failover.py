@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from redisson_py.core.routing.naming import channel_name, key_slot
+from redisson_py.core.keyspace import lock_channel
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
 
@@ -39,7 +40,7 @@ def _failover_keeps_the_client_working(
     client = flavor.create_client(topology_config(topology, check_lock_synced_slaves=False))
     manager = client.connection_manager
     lock = client.get_lock(lock_name)
-    channel = channel_name(lock_name)
+    channel = lock_channel(lock_name, by_slot=True)
     _until_writable(flavor, lock, time.monotonic() + 5)
     subscription = flavor.run(manager.subscribe(channel, 5.0))
 

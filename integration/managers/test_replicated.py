@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from redisson_py import Config
-from redisson_py.core.routing.naming import channel_name
+from redisson_py.core.keyspace import lock_channel
 from redisson_py.errors import ConnectError
 from redisson_py.testing import Node, Topology
 from redisson_py.testing.owners import Flavor
@@ -217,7 +217,7 @@ def test_a_subscription_moves_to_the_new_master(
     topology = topology_factory("replicated")
     client = flavor.create_client(_config(topology, topology_config))
     manager = client.connection_manager
-    channel = channel_name(lock_name)
+    channel = lock_channel(lock_name, by_slot=True)
     subscription = flavor.run(manager.subscribe(channel, 5.0))
     old = topology.master()
     new = topology.failover(old)

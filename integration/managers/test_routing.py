@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from redisson_py.core.routing.naming import channel_name, key_slot
+from redisson_py.core.keyspace import lock_channel
+from redisson_py.core.routing.naming import key_slot
 from redisson_py.testing import Topology, eventually
 from redisson_py.testing.owners import Flavor
 
@@ -49,7 +50,7 @@ def test_a_message_on_a_lock_channel_reaches_the_managers_subscriber(
 ) -> None:
     client = flavor.create_client(topology_config(topology))
     manager = client.connection_manager
-    channel = channel_name(lock_name)
+    channel = lock_channel(lock_name, by_slot=True)
     subscription = flavor.run(manager.subscribe(channel, 5.0))
     assert flavor.run(subscription.wait(0.2)) is False  # nothing published yet
     # Publish straight on the node that serves the channel, as an unlock script would.

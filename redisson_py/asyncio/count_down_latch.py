@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from redisson_py.asyncio.driver import run
+from redisson_py.core import keyspace
 from redisson_py.core.flows import count_down_latch, synchronizers
 from redisson_py.core.handles import check_wait
-from redisson_py.core.scripts.count_down_latch import NEW_COUNT_MESSAGE
 from redisson_py.core.synchronizer_handles import MAX_COUNT, ObjectHandle, check_int
 
 
@@ -60,5 +60,7 @@ class CountDownLatch(ObjectHandle):
     async def delete(self) -> bool:
         """Delete the latch (it is open then; its waiters see it at their next check);
         True if it existed."""
-        deleted: bool = await run(self._flow(synchronizers.delete, NEW_COUNT_MESSAGE))
+        deleted: bool = await run(
+            self._flow(synchronizers.delete, keyspace.LATCH_NEW_COUNT_MESSAGE)
+        )
         return deleted

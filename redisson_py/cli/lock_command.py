@@ -62,6 +62,7 @@ import threading
 import types
 from typing import Any
 
+from redisson_py import LockLost
 from redisson_py.cli.common import add_common_options, emit_json, load_config
 from redisson_py.cli.lock_data import (
     FAIR_KIND,
@@ -76,8 +77,7 @@ from redisson_py.cli.lock_data import (
     lock_status,
 )
 from redisson_py.cli.lock_list import format_list, list_locks
-from redisson_py.core.scripts import read_write_lock
-from redisson_py.core.state.holds import LockLost
+from redisson_py.core import keyspace
 from redisson_py.errors import RedissonError
 from redisson_py.sync.client import Redisson
 
@@ -310,7 +310,7 @@ def force_unlock(client: Any, name: str, kind: str) -> bool:
         manager = client.connection_manager
         channel = KeyNames.of(name, by_slot=manager.routes_by_slot).read_write_channel
         client.redis(name).execute_command(
-            manager.publish_command.upper(), channel, read_write_lock.WRITE_UNLOCK_MESSAGE
+            manager.publish_command.upper(), channel, keyspace.WRITE_UNLOCK_MESSAGE
         )
         return True
     if kind == REENTRANT_KIND:

@@ -2,9 +2,9 @@
 object a name holds, told from its data alone, and what that data says (holders,
 waiters, tokens, permits).
 
-Every key is named by the library's own functions (`redisson_py.core.routing.naming`, the
-lock kinds' ``aux_keys`` and the objects' layouts), with the topology's ``by_slot``, and
-read on the master the library routes the name to (``client.redis(name)``): all of an
+Every key is named by the library's keyspace (`redisson_py.core.keyspace`, the names
+the lock kinds and the objects' layouts use), with the topology's ``by_slot``, and read
+on the master the library routes the name to (``client.redis(name)``): all of an
 object's keys share its hash slot, so one MULTI/EXEC reads them as one snapshot.
 
 Kinds, and the data that tells them (see `classify`):
@@ -40,11 +40,7 @@ import redis
 
 from redisson_py.cli.common import text
 from redisson_py.config import redact_address
-from redisson_py.core.flows import count_down_latch, permit_semaphore, semaphore
-from redisson_py.core.flows.lock_kinds import ACQUIRE_LATCH_PREFIX, FAIR, FENCED, READ
-from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fenced_resource, read_write_lock
-from redisson_py.core.scripts.permit_semaphore import NO_LEASE
+from redisson_py.core import keyspace
 from redisson_py.errors import RedissonError
 
 __all__ = [
@@ -121,21 +117,18 @@ class KeyNames:
     @classmethod
     def of(cls, name: str, *, by_slot: bool) -> KeyNames:
         """The names for object ``name``."""
-        queue, timeouts, alive = FAIR.aux_keys(name, by_slot)
-        (token,) = FENCED.aux_keys(name, by_slot)
-        (permits,) = permit_semaphore.LAYOUT.aux(name, by_slot)
         return cls(
             name=name,
-            lock_channel=naming.channel_name(name, by_slot=by_slot),
-            fair_queue=queue,
-            fair_timeouts=timeouts,
-            fair_alive=alive,
-            fenced_token=token,
-            read_write_channel=naming.prefixed_name(READ.channel_prefix, name, by_slot=by_slot),
-            permits=permits,
-            semaphore_channel=semaphore.LAYOUT.channel(name, by_slot),
-            latch_channel=count_down_latch.LAYOUT.channel(name, by_slot),
-            fence_record=naming.prefixed_name(fenced_resource.FENCE_PREFIX, name, by_slot=by_slot),
+            lock_channel=keyspace.lock_channel(name, by_slot=by_slot),
+            fair_queue=keyspace.fair_queue(name, by_slot=by_slot),
+            fair_timeouts=keyspace.fair_timeouts(name, by_slot=by_slot),
+            fair_alive=keyspace.fair_alive(name, by_slot=by_slot),
+            fenced_token=keyspace.fenced_token(name, by_slot=by_slot),
+            read_write_channel=keyspace.read_write_channel(name, by_slot=by_slot),
+            permits=keyspace.permit_timeouts(name, by_slot=by_slot),
+            semaphore_channel=keyspace.semaphore_channel(name, by_slot=by_slot),
+            latch_channel=keyspace.latch_channel(name, by_slot=by_slot),
+            fence_record=keyspace.fence_record(name, by_slot=by_slot),
         )
 
 
@@ -268,7 +261,7 @@ def parse_reads(raw: list[Any], key_type: str) -> Snapshot:
             fields = {text(k): text(v) for k, v in replies[_FIXED_READS].items()}
             # redisson-py's per-owner acquire-request fields ride along with the owners
             snapshot.fields = {
-                k: v for k, v in fields.items() if not k.startswith(ACQUIRE_LATCH_PREFIX)
+                k: v for k, v in fields.items() if not k.startswith(keyspace.ACQUIRE_FIELD_PREFIX)
             }
         else:
             snapshot.value = text(replies[_FIXED_READS])
@@ -464,8 +457,8 @@ def said(layout: str, candidates: list[str] | tuple[str, ...]) -> str:
 
 def _holder(field_name: str, count: str, mode: str | None) -> dict[str, Any]:
     owner = field_name
-    if mode is not None and owner.endswith(read_write_lock.WRITE_SUFFIX):
-        owner = owner[: -len(read_write_lock.WRITE_SUFFIX)]
+    if mode is not None and owner.endswith(keyspace.WRITE_SUFFIX):
+        owner = owner[: -len(keyspace.WRITE_SUFFIX)]
         mode = "write"
     client_id, _, owner_id = owner.partition(":")
     return {
@@ -609,7 +602,10 @@ def status_entry(
             entry["permits"] = {
                 "available": int(available or 0),
                 "acquired": [
-                    {"id": permit.hex(), "expires_ms": None if expiry >= NO_LEASE else expiry}
+                    {
+                        "id": permit.hex(),
+                        "expires_ms": None if expiry >= keyspace.PERMIT_NO_LEASE else expiry,
+                    }
                     for permit, expiry in snapshot.permits
                 ],
             }
@@ -624,7 +620,7 @@ def status_entry(
 
 
 def _write_first(item: tuple[str, str]) -> tuple[bool, str]:
-    return (not item[0].endswith(read_write_lock.WRITE_SUFFIX), item[0])
+    return (not item[0].endswith(keyspace.WRITE_SUFFIX), item[0])
 
 
 def _number(value: str | None) -> int | str | None:

@@ -45,16 +45,7 @@ from redisson_py.cli.lock_data import (
     status_entry,
 )
 from redisson_py.config import redact_address
-from redisson_py.core.routing import naming
-from redisson_py.core.scripts import (
-    fair_lock,
-    fenced_lock,
-    fenced_resource,
-    queued_lock,
-    read_write_lock,
-    synchronizers,
-)
-from redisson_py.core.scripts.permit_semaphore import TIMEOUT_SUFFIX
+from redisson_py.core import keyspace
 from redisson_py.errors import RedissonError
 
 __all__ = ["PAGE", "ListResult", "format_list", "list_locks", "object_name"]
@@ -63,28 +54,28 @@ PAGE = 1000
 """SCAN's ``COUNT``: keys asked for per round trip."""
 
 _AUX_PREFIXES = {
-    fair_lock.QUEUE_PREFIX: "fair_queue",
-    fair_lock.TIMEOUT_PREFIX: "fair_timeouts",
-    fair_lock.ALIVE_PREFIX: "fair_alive",
-    fenced_lock.TOKEN_PREFIX: "fenced_token",
-    fenced_resource.FENCE_PREFIX: "fence_record",
+    keyspace.FAIR_QUEUE_PREFIX: "fair_queue",
+    keyspace.FAIR_TIMEOUT_PREFIX: "fair_timeouts",
+    keyspace.FAIR_ALIVE_PREFIX: "fair_alive",
+    keyspace.FENCED_TOKEN_PREFIX: "fenced_token",
+    keyspace.FENCE_PREFIX: "fence_record",
 }
 """Prefixes of auxiliary keys -> the `KeyNames` attribute that names them."""
 
-_QUEUED_PREFIXES = (
-    queued_lock.QUEUE_PREFIX,
-    queued_lock.ALIVE_PREFIX,
-    queued_lock.ENTRIES_PREFIX,
-)
+_QUEUED_KEYS = {
+    keyspace.QUEUED_QUEUE_PREFIX: keyspace.queued_queue,
+    keyspace.QUEUED_ALIVE_PREFIX: keyspace.queued_alive,
+    keyspace.QUEUED_ENTRIES_PREFIX: keyspace.queued_entries,
+}
 """A queued lock's waiter keys (its kind is not told apart yet: its hash reads as the
 reentrant lock's); each leads back to the lock's name."""
 
 _SKIPPED_PREFIXES = (
-    naming.UNLOCK_LATCH_PREFIX + ":",
-    synchronizers.REQUEST_PREFIX + ":",
-    read_write_lock.LATCHES_PREFIX + ":",  # a read-write lock's acquire latches
+    keyspace.UNLOCK_LATCH_PREFIX + ":",
+    keyspace.REQUEST_PREFIX + ":",
+    keyspace.ACQUIRE_LATCHES_PREFIX + ":",  # a read-write lock's acquire latches
 )
-_READ_HOLD_MARK = ":rwlock_timeout:"
+_READ_HOLD_MARK = f":{keyspace.READ_HOLD_TIMEOUT}:"
 
 
 def _unwrapped(rest: str) -> list[str]:
@@ -108,16 +99,16 @@ def object_name(key: str, *, by_slot: bool) -> str | None:
     if key.startswith(_SKIPPED_PREFIXES) or _READ_HOLD_MARK in key:
         return None
     prefix, colon, rest = key.partition(":")
-    if colon and prefix in _QUEUED_PREFIXES:
+    if colon and prefix in _QUEUED_KEYS:
         for name in _unwrapped(rest):
-            if naming.prefixed_name(prefix, name, by_slot=by_slot) == key:
+            if _QUEUED_KEYS[prefix](name, by_slot=by_slot) == key:
                 return name
     if colon and prefix in _AUX_PREFIXES:
         attribute = _AUX_PREFIXES[prefix]
         for name in _unwrapped(rest):
             if getattr(KeyNames.of(name, by_slot=by_slot), attribute) == key:
                 return name
-    suffix = ":" + TIMEOUT_SUFFIX
+    suffix = ":" + keyspace.PERMIT_TIMEOUT_SUFFIX
     if key.endswith(suffix):  # a permit-expirable semaphore's acquired permits
         for name in _unwrapped(key[: -len(suffix)]):
             if KeyNames.of(name, by_slot=by_slot).permits == key:

@@ -20,8 +20,9 @@ from redisson_py.core.flows import quorum
 from redisson_py.core.flows.calls import guarded
 from redisson_py.core.flows.handoff import HoldToken
 from redisson_py.core.flows.lock_kinds import REENTRANT, LockKind, LockRef
+from redisson_py.core.keyspace import owner_field
 from redisson_py.core.routing.manager_base import ManagerBase
-from redisson_py.core.routing.naming import owner_field, prefixed_name
+from redisson_py.core.routing.naming import prefixed_name
 from redisson_py.core.state import events
 from redisson_py.core.state.client_state import ClientState, Runtime
 from redisson_py.core.state.events import LockEvent

@@ -101,6 +101,7 @@ __all__ = [
     "fence_record",
     "fenced_token",
     "handoff_ticket",
+    "hashtagged",
     "latch_channel",
     "lock_channel",
     "owner_field",
@@ -186,6 +187,12 @@ REQUEST_ID_LETTER: Final = "r"
 """Starts every request id, so that Lua's ``tonumber`` never reads one as a count."""
 
 
+def hashtagged(name: str, *, by_slot: bool) -> str:
+    """The form of ``name`` every other name of the object embeds: ``{name}``
+    (``name`` when it holds a ``{``; in a cluster, the slot-safe form)."""
+    return key_prefix(name, by_slot=by_slot)
+
+
 # --- hash fields ---
 
 
@@ -259,7 +266,7 @@ def read_write_channel(name: str, *, by_slot: bool) -> str:
 def read_hold_timeout_prefix(name: str, owner: str, *, by_slot: bool) -> str:
     """The prefix of reader ``owner``'s per-hold expiry keys in read-write lock
     ``name``: ``{name}:<owner>:rwlock_timeout`` (the scripts add ``:<n>``)."""
-    return f"{key_prefix(name, by_slot=by_slot)}:{owner}:{READ_HOLD_TIMEOUT}"
+    return f"{hashtagged(name, by_slot=by_slot)}:{owner}:{READ_HOLD_TIMEOUT}"
 
 
 def acquire_latches(name: str, *, by_slot: bool) -> str:

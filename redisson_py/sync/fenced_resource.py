@@ -13,7 +13,7 @@ from redisson_py.core.flows import fenced_resource
 from redisson_py.core.flows.calls import guarded
 from redisson_py.core.flows.fenced_resource import Fence, ResourceRef, Value
 from redisson_py.core.handles import check_name
-from redisson_py.core.routing.naming import owner_field
+from redisson_py.core.keyspace import owner_field
 from redisson_py.core.scripts.fenced_resource import DELETE, HSET, SET
 from redisson_py.errors import ClientClosedError
 from redisson_py.sync import _primitives

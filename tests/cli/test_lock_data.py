@@ -15,12 +15,12 @@ from redisson_py.cli.lock_data import (
     recognise,
     said,
 )
+from redisson_py.core import keyspace
 from redisson_py.core.flows import count_down_latch as latch_flows
 from redisson_py.core.flows import permit_semaphore as permit_flows
 from redisson_py.core.flows import semaphore as semaphore_flows
 from redisson_py.core.flows.lock_kinds import FAIR, FENCED, READ
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts.permit_semaphore import NO_LEASE
 
 OWNER = "0b9f3b4e-9d53-4f4e-a8f6-1c2d3e4f5a6b:1"
 PERMIT = b"\x01" * 16
@@ -33,12 +33,12 @@ def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     assert (keys.fair_queue, keys.fair_timeouts, keys.fair_alive) == FAIR.aux_keys(name, by_slot)
     assert (keys.fenced_token,) == FENCED.aux_keys(name, by_slot)
     assert (keys.permits,) == permit_flows.LAYOUT.aux(name, by_slot)
-    assert keys.lock_channel == naming.channel_name(name, by_slot=by_slot)
+    assert keys.lock_channel == keyspace.lock_channel(name, by_slot=by_slot)
     assert keys.read_write_channel == naming.prefixed_name(
         READ.channel_prefix, name, by_slot=by_slot
     )
-    assert keys.semaphore_channel == semaphore_flows.channel_name(name, by_slot)
-    assert keys.latch_channel == latch_flows.channel_name(name, by_slot)
+    assert keys.semaphore_channel == semaphore_flows.LAYOUT.channel(name, by_slot)
+    assert keys.latch_channel == latch_flows.LAYOUT.channel(name, by_slot)
     if by_slot:  # every key in the name's slot
         slot = naming.key_slot(name)
         for key in (
@@ -63,7 +63,10 @@ def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
         (Snapshot("hash", fields={"mode": "write", OWNER + ":write": "1"}), "read-write"),
         (Snapshot("hash", fields={"mode": "read", OWNER: "3"}), "read-write"),
         (Snapshot("string", value="3"), "semaphore or count-down latch"),
-        (Snapshot("string", value="0", permits=[(PERMIT, NO_LEASE)]), "permit-expirable semaphore"),
+        (
+            Snapshot("string", value="0", permits=[(PERMIT, keyspace.PERMIT_NO_LEASE)]),
+            "permit-expirable semaphore",
+        ),
         (Snapshot(permits=[(PERMIT, 5)]), "permit-expirable semaphore"),
         (Snapshot("string", value="v", fence={"token": "3", "owner": OWNER}), "fenced resource"),
         (Snapshot(fence={"token": "3", "owner": OWNER}), "fenced resource"),

@@ -9,8 +9,7 @@ import pytest
 from redisson_py.cli import build_parser
 from redisson_py.cli.lock_data import KeyNames
 from redisson_py.cli.lock_list import ListResult, format_list, object_name
-from redisson_py.core.routing import naming
-from redisson_py.core.scripts import queued_lock, read_write_lock, synchronizers
+from redisson_py.core import keyspace
 
 NAMES = ["orders", "a{tag}b", "a}b", "x{", "foo{}{bar}", "{t}:plain", "job[1]}x"]
 AUXILIARY = ("fair_queue", "fair_timeouts", "fair_alive", "fenced_token", "permits", "fence_record")
@@ -27,13 +26,13 @@ def test_every_key_of_an_object_leads_back_to_its_name(name: str, by_slot: bool)
 
 @pytest.mark.parametrize("by_slot", [False, True])
 def test_bookkeeping_keys_are_no_objects(by_slot: bool) -> None:
-    latch = naming.unlock_latch_name("orders", "r" + "0" * 32, by_slot=by_slot)
+    latch = keyspace.unlock_latch("orders", "r" + "0" * 32, by_slot=by_slot)
     assert object_name(latch, by_slot=by_slot) is None
-    request = f"{synchronizers.REQUEST_PREFIX}:{{pool}}:r{'1' * 32}"
+    request = keyspace.request_latch("pool", f"r{'1' * 32}", by_slot=by_slot)
     assert object_name(request, by_slot=by_slot) is None
     read_hold = "{catalog}:0b9f3b4e-9d53-4f4e-a8f6-1c2d3e4f5a6b:1:rwlock_timeout:1"
     assert object_name(read_hold, by_slot=by_slot) is None
-    rw_latches = f"{read_write_lock.LATCHES_PREFIX}:{{catalog}}"
+    rw_latches = keyspace.acquire_latches("catalog", by_slot=by_slot)
     assert object_name(rw_latches, by_slot=by_slot) is None
 
 
@@ -73,6 +72,6 @@ def test_list_arguments() -> None:
 @pytest.mark.parametrize("by_slot", [False, True])
 @pytest.mark.parametrize("name", NAMES)
 def test_a_queued_locks_waiter_keys_lead_back_to_its_name(name: str, by_slot: bool) -> None:
-    for prefix in (queued_lock.QUEUE_PREFIX, queued_lock.ALIVE_PREFIX, queued_lock.ENTRIES_PREFIX):
-        key = naming.prefixed_name(prefix, name, by_slot=by_slot)
+    for waiters in (keyspace.queued_queue, keyspace.queued_alive, keyspace.queued_entries):
+        key = waiters(name, by_slot=by_slot)
         assert object_name(key, by_slot=by_slot) == name, key

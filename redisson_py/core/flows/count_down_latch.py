@@ -12,34 +12,23 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Effect
 from redisson_py.core.flows.calls import call_with_retry, read
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once
 from redisson_py.core.flows.waiting import Tried, wait_for
-from redisson_py.core.routing import naming
 from redisson_py.core.scripts import count_down_latch
 from redisson_py.core.scripts.synchronizers import TRY_SET
 
 Flow = Generator[Effect, Any, Any]
 
 
-def channel_name(name: str, by_slot: bool) -> str:
-    """``redisson_countdownlatch__channel__{name}``, Redisson's (braces around the whole
-    name, whatever it holds).
-
-    In a cluster that channel must share the latch's hash slot (a script publishes on
-    it, and sharded pub/sub places it by slot); for a name holding braces it may not
-    (``a{b}c``: Redisson's channel hashes ``a{b``, the key ``b``). There, and only there,
-    the channel is the prefix and `redisson_py.core.routing.naming.key_prefix` of the name
-    instead (``redisson_countdownlatch__channel__a{b}c``), which does.
-    """
-    redisson = f"{count_down_latch.CHANNEL_PREFIX}{{{name}}}"
-    if not by_slot or naming.key_slot(redisson) == naming.key_slot(name):
-        return redisson
-    return count_down_latch.CHANNEL_PREFIX + naming.key_prefix(name, by_slot=True)
-
-
-LAYOUT = Layout("count-down latch", channel_name)
+LAYOUT = Layout(
+    "count-down latch", lambda name, by_slot: keyspace.latch_channel(name, by_slot=by_slot)
+)
+"""Redisson's channel, ``redisson_countdownlatch__channel__{name}`` (in a cluster, for
+a name holding braces, the form that shares its slot: see
+`redisson_py.core.keyspace.latch_channel`)."""
 
 
 def _count(reply: Any) -> int:
@@ -72,7 +61,7 @@ def try_set_count(ref: ObjectRef, count: int) -> Flow:
     """Set the count to ``count`` unless one is set; True when set."""
     keys = (ref.name, ref.channel)
     return bool(
-        (yield from apply_once(ref, TRY_SET, keys, count, count_down_latch.NEW_COUNT_MESSAGE))
+        (yield from apply_once(ref, TRY_SET, keys, count, keyspace.LATCH_NEW_COUNT_MESSAGE))
     )
 
 

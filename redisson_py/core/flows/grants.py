@@ -20,8 +20,13 @@ from typing import Any
 from redis.exceptions import BusyLoadingError, ResponseError
 
 from redisson_py.core.effects import Background, CallResult, Command, Effect, ScriptCommand
-from redisson_py.core.flows.calls import call_with_retry, undo_in_background, undo_unsynced
-from redisson_py.core.flows.lock_kinds import AcquireFlag, new_request_id
+from redisson_py.core.flows.calls import (
+    call_with_retry,
+    new_request_id,
+    undo_in_background,
+    undo_unsynced,
+)
+from redisson_py.core.flows.lock_kinds import AcquireFlag
 from redisson_py.core.flows.synchronizers import ObjectRef
 from redisson_py.core.flows.waiting import Tried, wait_for
 

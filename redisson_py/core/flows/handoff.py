@@ -39,12 +39,12 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Effect, ScriptCommand, to_millis
 from redisson_py.core.flows.calls import call_with_retry, node_of
 from redisson_py.core.flows.lock_kinds import READ, WRITE, LockRef
-from redisson_py.core.routing import naming
 from redisson_py.core.scripts import handoff
-from redisson_py.core.scripts.read_write_lock import WRITE_SUFFIX
+from redisson_py.core.scripts.handoff import AdoptReply, ExportReply
 from redisson_py.core.state.holds import Hold
 from redisson_py.errors import ArgumentError, HandOffError, NoSyncedReplicasError
 
@@ -73,8 +73,8 @@ class HoldToken:
     def field(self) -> str:
         """The hash field the hold is under: ``<client id>:<owner id>`` (a write hold's
         ends in ``:write``)."""
-        suffix = WRITE_SUFFIX if self.kind == WRITE.label else ""
-        return naming.owner_field(self.client_id, self.owner_id) + suffix
+        field = keyspace.owner_field(self.client_id, self.owner_id)
+        return keyspace.write_field(field) if self.kind == WRITE.label else field
 
     def encode(self) -> str:
         """The token: one line of JSON (keys sorted), with no secret in it::
@@ -149,8 +149,7 @@ def _text(value: object) -> str:
 
 def ticket_key(ref: LockRef, ticket: str) -> str:
     """The adoption ticket's key, in the lock's slot."""
-    by_slot = bool(ref.target.routes_by_slot)
-    return f"{naming.prefixed_name(handoff.TICKET_PREFIX, ref.name, by_slot=by_slot)}:{ticket}"
+    return keyspace.handoff_ticket(ref.name, ticket, by_slot=bool(ref.target.routes_by_slot))
 
 
 def _refused(ref: LockRef, reason: str, why: str) -> HandOffError:
@@ -163,9 +162,9 @@ def _other_field(ref: LockRef) -> str:
     """The field whose presence refuses an export: a write hold's owner's read field,
     or a read hold's owner's write field ("" for other kinds)."""
     if ref.kind is WRITE:
-        return ref.owner.removesuffix(WRITE_SUFFIX)
+        return ref.owner.removesuffix(keyspace.WRITE_SUFFIX)
     if ref.kind is READ:
-        return ref.owner + WRITE_SUFFIX
+        return keyspace.write_field(ref.owner)
     return ""
 
 
@@ -204,14 +203,14 @@ def export_hold(ref: LockRef, owner_id: str) -> Generator[Effect, Any, str]:
         ref, lambda attempt: commands, sync_replicas=sync, deadline=hold.expires_at
     )
     flag, ttl = (int(x) for x in result.replies[1])
-    if flag == 2:
+    if flag == ExportReply.READERS_INSIDE:
         raise _refused(
             ref,
             "readers-inside",
             f"owner {ref.owner} holds both the read and the write lock; release one half"
             " before exporting the other",
         )
-    if flag != 1:
+    if flag != ExportReply.EXPORTED:
         raise _refused(ref, "not-held", f"owner {ref.owner}'s field is no longer in the lock")
     if not holds.exported(hold):
         # Reported lost while the export was in flight: no token for a lost hold.
@@ -270,10 +269,10 @@ def adopt_hold(ref: LockRef, token: HoldToken) -> Generator[Effect, Any, None]:
     sync = settings.sync_replicas if watchdog else None
     result = yield from call_with_retry(ref, attempts, sync_replicas=sync, deadline=deadline)
     flag, count, pttl = (int(x) for x in result.replies[0])
-    if flag != 1:
+    if flag != AdoptReply.ADOPTED:
         why = (
             "its ticket is gone (adopted already, or expired with the hold)"
-            if flag == 0
+            if flag == AdoptReply.NO_TICKET
             else "the exported field is no longer in the lock (released or expired)"
         )
         raise _refused(ref, "gone", f"cannot adopt the hold of {ref.owner}: {why}")

@@ -35,6 +35,7 @@ from redisson_py.core.flows.calls import (
     call_with_retry,
     join_live,
     nap,
+    new_request_id,
     node_of,
     outlast_failures,
     read,
@@ -49,7 +50,6 @@ from redisson_py.core.flows.lock_kinds import (
     LockRef,
     decode_acquire,
     decode_release,
-    new_request_id,
 )
 from redisson_py.core.state import events, losses
 from redisson_py.core.state.client_state import ClientState
@@ -77,7 +77,6 @@ class AcquireRequest:
     __slots__ = (
         "answered",
         "lease",
-        "lease_ms",
         "max_hold",
         "maybe_applied",
         "queue",
@@ -85,6 +84,7 @@ class AcquireRequest:
         "ref",
         "request_id",
         "ttl",
+        "ttl_ms",
         "wait_ms",
     )
 
@@ -106,7 +106,7 @@ class AcquireRequest:
         self.ttl = settings.key_ttl(lease)
         if self.max_hold is not None:
             self.ttl = min(self.ttl, self.max_hold)
-        self.lease_ms = to_millis(self.ttl)
+        self.ttl_ms = to_millis(self.ttl)
         # A fair lock's waiter keeps its place this long after its last try (Redisson's).
         self.wait_ms = to_millis(wait if wait else settings.fair_lock_wait_timeout)
         self.queue = ref.kind.queues and (wait is None or wait > 0)
@@ -128,8 +128,8 @@ class AcquireRequest:
         """This request's attempt, giving the key `ttl` (or ``ttl`` seconds: a
         reentrant acquire within a hold's ``max_hold_time``)."""
         ref = self.ref
-        lease_ms = self.lease_ms if ttl is None else to_millis(ttl)
-        return ref.kind.acquire(ref, lease_ms, self.request_id, self.wait_ms, self.queue)
+        ttl_ms = self.ttl_ms if ttl is None else to_millis(ttl)
+        return ref.kind.acquire(ref, ttl_ms, self.request_id, self.wait_ms, self.queue)
 
     def undo_command(self) -> ScriptCommand:
         """Take back this request's hold, if it was applied, and leave the queue."""
@@ -139,7 +139,7 @@ class AcquireRequest:
     def undo_window(self) -> float:
         """How long an undo is worth retrying: past the lease (or watchdog timeout), a
         hold this request may have left has expired by itself."""
-        return self.lease_ms / 1000
+        return self.ttl_ms / 1000
 
 
 def undo_later(acquire: AcquireRequest) -> Background:

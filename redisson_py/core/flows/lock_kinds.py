@@ -27,19 +27,17 @@ flow acts on.
 
 from __future__ import annotations
 
-import os
-import random
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from redisson_py.core import scripts
-from redisson_py.core.effects import Arg, Command, Effect, ScriptCommand, Target, to_millis
+from redisson_py.core import keyspace, scripts
+from redisson_py.core.effects import Arg, Command, Effect, Script, ScriptCommand, Target, to_millis
 from redisson_py.core.flows.backoff import BackOff, ExponentialBackOff
+from redisson_py.core.flows.calls import new_request_id
 from redisson_py.core.routing import naming
-from redisson_py.core.scripts import fair_lock, read_write_lock
-from redisson_py.core.scripts import fenced_lock as fenced
+from redisson_py.core.scripts import fair_lock, fenced_lock, read_write_lock
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold, report_lost
 
@@ -51,30 +49,6 @@ class AcquireFlag(IntEnum):
     GRANTED = 1
     STALE = 2
     REFUSED = 3
-
-
-ACQUIRE_LATCH_PREFIX = "redisson_py_acquire:"
-
-
-def acquire_latch_field(owner: str) -> str:
-    """The hash field where a lock records ``owner``'s last applied acquire request.
-    redisson-py's own (Redisson has none); it never looks like an owner field."""
-    return ACQUIRE_LATCH_PREFIX + owner
-
-
-# Request ids come from a generator of this module's own, seeded by the OS (and seeded
-# again in a forked child). Not os.urandom per id: that is a system call releasing the
-# GIL, which with several threads acquiring costs a thread switch per acquire (see
-# `IdleConnections` for the other one removed). Not the random module's generator: a
-# program's random.seed() must not make ids repeat.
-_ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
-
-
-def new_request_id() -> str:
-    """A fresh request id: a letter, then 32 hex digits (128 random bits, as many as
-    uuid4's). The letter keeps Lua's ``tonumber`` from ever reading it as a count."""
-    return f"r{_ids.getrandbits(128):032x}"
 
 
 def renew_flags(holds: Sequence[Hold]) -> tuple[str, ...]:
@@ -93,7 +67,7 @@ class LockKind:
     """
 
     label = "reentrant"
-    channel_prefix = naming.LOCK_CHANNEL_PREFIX
+    channel_prefix = keyspace.LOCK_CHANNEL_PREFIX
     """Prefix of the channel its releases are announced on."""
     owner_suffix = ""
     """Appended to ``<client id>:<owner id>`` to make the owner's hash field."""
@@ -101,7 +75,9 @@ class LockKind:
     queues = False
     """True when waiters queue (a fair lock): a wait that ends without the lock leaves
     the queue (see `undo`)."""
-    release_message = naming.UNLOCK_MESSAGE
+    release_message = keyspace.UNLOCK_MESSAGE
+    release_script: Script = scripts.RELEASE
+    """Run by `release` with the keys of `release_keys`."""
     renew_script = scripts.RENEW
     """The watchdog groups holds by this, one script call per group and slot."""
     keepalive: float | None = None
@@ -126,12 +102,14 @@ class LockKind:
         return ref.target.publish_command
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
-        """One attempt of acquire ``request_id``; ``wait_ms`` and ``queue`` matter only to
-        kinds with a waiter queue (how long this waiter may wait; whether to join)."""
+        """One attempt of acquire ``request_id``, giving the key ``ttl_ms`` to live (the
+        lease, or the watchdog timeout, or what is left of ``max_hold_time``: not always
+        the lease); ``wait_ms`` and ``queue`` matter only to kinds with a waiter queue
+        (how long this waiter may wait; whether to join)."""
         script = scripts.ACQUIRE if self.reentrant else scripts.ACQUIRE_NON_REENTRANT
-        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        args = (ttl_ms, ref.owner, keyspace.acquire_field(ref.owner), request_id)
         return ScriptCommand(script, (ref.name,), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
@@ -139,7 +117,7 @@ class LockKind:
         waiter queue, for a wait that ended without the lock."""
         args = (
             ref.owner,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
             request_id,
             self.release_message,
             self.publish_command(ref),
@@ -150,19 +128,28 @@ class LockKind:
         """Release one hold, with a request id of its own (its latch key). ``acquires``
         are the request ids of the hold's acquires: the release leaves the lock alone
         when its owner holds it by another acquire by then (see
-        `redisson_py.core.scripts.old_hold_check`); none: no such check."""
-        latch = naming.unlock_latch_name(
-            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
-        )
-        args: tuple[Arg, ...] = (
+        `redisson_py.core.scripts.old_hold_check`); none: no such check.
+
+        Every kind's release is this one call: `release_script` on `release_keys`, with
+        `release_head`, the owner's acquire field and ``acquires`` as arguments."""
+        by_slot = bool(ref.target.routes_by_slot)
+        latch = keyspace.unlock_latch(ref.name, new_request_id(), by_slot=by_slot)
+        args = (*self.release_head(ref), keyspace.acquire_field(ref.owner), *acquires)
+        return ScriptCommand(self.release_script, self.release_keys(ref, latch), args)
+
+    def release_keys(self, ref: LockRef, latch: str) -> tuple[str, ...]:
+        """The keys `release_script` takes, ``latch`` (the release's latch key) among
+        them."""
+        return (ref.name, ref.channel, latch)
+
+    def release_head(self, ref: LockRef) -> tuple[Arg, ...]:
+        """The arguments `release_script` takes before the acquire field."""
+        return (
             self.release_message,
             ref.owner,
             self.publish_command(ref),
             to_millis(ref.state.settings.latch_ttl),
-            acquire_latch_field(ref.owner),
-            *acquires,
         )
-        return ScriptCommand(scripts.RELEASE, (ref.name, ref.channel, latch), args)
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         """Delete the lock whoever holds it, waking its waiters."""
@@ -213,13 +200,13 @@ class FencedKind(LockKind):
     label = "fenced"
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
-        return (naming.prefixed_name(fenced.TOKEN_PREFIX, name, by_slot=by_slot),)
+        return (keyspace.fenced_token(name, by_slot=by_slot),)
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
-        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
-        return ScriptCommand(fenced.ACQUIRE_FENCED, (ref.name, ref.aux[0]), args)
+        args = (ttl_ms, ref.owner, keyspace.acquire_field(ref.owner), request_id)
+        return ScriptCommand(fenced_lock.ACQUIRE_FENCED, (ref.name, ref.aux[0]), args)
 
 
 class SpinKind(LockKind):
@@ -247,6 +234,7 @@ class FairKind(LockKind):
     label = "fair"
     queues = True
     keepalive = fair_lock.KEEPALIVE_INTERVAL
+    release_script = fair_lock.RELEASE_FAIR
 
     def __init__(self, *, reentrant: bool = True) -> None:
         self.reentrant = reentrant
@@ -255,21 +243,21 @@ class FairKind(LockKind):
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         return (
-            naming.prefixed_name(fair_lock.QUEUE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(fair_lock.TIMEOUT_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(fair_lock.ALIVE_PREFIX, name, by_slot=by_slot),
+            keyspace.fair_queue(name, by_slot=by_slot),
+            keyspace.fair_timeouts(name, by_slot=by_slot),
+            keyspace.fair_alive(name, by_slot=by_slot),
         )
 
     def _keys(self, ref: LockRef) -> tuple[str, str, str, str]:
         return (ref.name, ref.aux[0], ref.aux[1], ref.aux[2])
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
         args = (
-            lease_ms,
+            ttl_ms,
             ref.owner,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
             request_id,
             wait_ms,
             to_millis(ref.state.wall_clock()),
@@ -282,7 +270,7 @@ class FairKind(LockKind):
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
         args = (
             ref.owner,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
             request_id,
             self.release_message,
             self.publish_command(ref),
@@ -290,20 +278,12 @@ class FairKind(LockKind):
         )
         return ScriptCommand(fair_lock.UNDO_FAIR, (*self._keys(ref), ref.channel), args)
 
-    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
-        latch = naming.unlock_latch_name(
-            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
-        )
-        args: tuple[Arg, ...] = (
-            self.release_message,
-            ref.owner,
-            self.publish_command(ref),
-            to_millis(ref.state.settings.latch_ttl),
-            to_millis(ref.state.wall_clock()),
-            acquire_latch_field(ref.owner),
-            *acquires,
-        )
-        return ScriptCommand(fair_lock.RELEASE_FAIR, (*self._keys(ref), ref.channel, latch), args)
+    def release_keys(self, ref: LockRef, latch: str) -> tuple[str, ...]:
+        return (*self._keys(ref), ref.channel, latch)
+
+    def release_head(self, ref: LockRef) -> tuple[Arg, ...]:
+        # now (wall-clock ms): the queue's timeouts are counted from it
+        return (*super().release_head(ref), to_millis(ref.state.wall_clock()))
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (
@@ -314,13 +294,7 @@ class FairKind(LockKind):
         return ScriptCommand(fair_lock.FORCE_RELEASE_FAIR, (*self._keys(ref), ref.channel), args)
 
     def wait_channel(self, ref: LockRef) -> str | None:
-        return f"{ref.channel}:{ref.owner}"
-
-
-def _latches(name: str, by_slot: bool) -> str:
-    """The read-write lock ``name``'s acquire-latch hash (see
-    `redisson_py.core.scripts.read_write_lock`)."""
-    return naming.prefixed_name(read_write_lock.LATCHES_PREFIX, name, by_slot=by_slot)
+        return keyspace.fair_waiter_channel(ref.channel, ref.owner)
 
 
 class ReadKind(LockKind):
@@ -328,28 +302,34 @@ class ReadKind(LockKind):
     `redisson_py.core.scripts.read_write_lock`."""
 
     label = "read"
-    channel_prefix = read_write_lock.CHANNEL_PREFIX
-    release_message = read_write_lock.READ_UNLOCK_MESSAGE
+    channel_prefix = keyspace.READ_WRITE_CHANNEL_PREFIX
+    release_message = keyspace.READ_UNLOCK_MESSAGE
+    release_script = read_write_lock.RELEASE_READ
     renew_script = read_write_lock.RENEW_READ
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         """The prefix of the readers' timeout keys (``{name}``), the acquire-latch hash."""
-        return (naming.key_prefix(name, by_slot=by_slot), _latches(name, by_slot))
+        return (
+            keyspace.hashtagged(name, by_slot=by_slot),
+            keyspace.acquire_latches(name, by_slot=by_slot),
+        )
 
     @staticmethod
     def timeout_prefix(ref: LockRef) -> str:
         """The prefix of this owner's per-hold timeout keys."""
-        return f"{ref.aux[0]}:{ref.owner}:rwlock_timeout"
+        return keyspace.read_hold_timeout_prefix(
+            ref.name, ref.owner, by_slot=bool(ref.target.routes_by_slot)
+        )
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
         args = (
-            lease_ms,
+            ttl_ms,
             ref.owner,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
             request_id,
-            ref.owner + read_write_lock.WRITE_SUFFIX,
+            keyspace.write_field(ref.owner),
         )
         keys = (ref.name, self.timeout_prefix(ref), ref.aux[1])
         return ScriptCommand(read_write_lock.ACQUIRE_READ, keys, args)
@@ -361,24 +341,12 @@ class ReadKind(LockKind):
             ref.owner,
             self.publish_command(ref),
             request_id,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
         )
         return ScriptCommand(read_write_lock.UNDO_READ, keys, args)
 
-    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
-        latch = naming.unlock_latch_name(
-            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
-        )
-        keys = (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch, ref.aux[1])
-        args: tuple[Arg, ...] = (
-            self.release_message,
-            ref.owner,
-            self.publish_command(ref),
-            to_millis(ref.state.settings.latch_ttl),
-            acquire_latch_field(ref.owner),
-            *acquires,
-        )
-        return ScriptCommand(read_write_lock.RELEASE_READ, keys, args)
+    def release_keys(self, ref: LockRef, latch: str) -> tuple[str, ...]:
+        return (ref.name, ref.channel, self.timeout_prefix(ref), ref.aux[0], latch, ref.aux[1])
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
@@ -388,7 +356,7 @@ class ReadKind(LockKind):
     def renew(self, holds: Sequence[Hold], ttl_ms: int) -> ScriptCommand:
         by_slot = [bool(h.target.routes_by_slot) for h in holds]
         pairs = list(zip(holds, by_slot, strict=True))
-        prefixes = (naming.key_prefix(h.name, by_slot=b) for h, b in pairs)
+        prefixes = (keyspace.hashtagged(h.name, by_slot=b) for h, b in pairs)
         args: tuple[Arg, ...] = (
             ttl_ms,
             *(h.owner for h in holds),
@@ -397,7 +365,7 @@ class ReadKind(LockKind):
         )
         keys = (
             *(h.name for h in holds),
-            *(_latches(h.name, b) for h, b in pairs),
+            *(keyspace.acquire_latches(h.name, by_slot=b) for h, b in pairs),
         )
         return ScriptCommand(self.renew_script, keys, args)
 
@@ -419,9 +387,10 @@ class WriteKind(LockKind):
     ``:write``."""
 
     label = "write"
-    channel_prefix = read_write_lock.CHANNEL_PREFIX
-    owner_suffix = read_write_lock.WRITE_SUFFIX
-    release_message = read_write_lock.WRITE_UNLOCK_MESSAGE
+    channel_prefix = keyspace.READ_WRITE_CHANNEL_PREFIX
+    owner_suffix = keyspace.WRITE_SUFFIX
+    release_message = keyspace.WRITE_UNLOCK_MESSAGE
+    release_script = read_write_lock.RELEASE_WRITE
     renew_script = read_write_lock.RENEW_WRITE
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
@@ -429,9 +398,9 @@ class WriteKind(LockKind):
         return READ.aux_keys(name, by_slot)
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
-        args = (lease_ms, ref.owner, acquire_latch_field(ref.owner), request_id)
+        args = (ttl_ms, ref.owner, keyspace.acquire_field(ref.owner), request_id)
         return ScriptCommand(read_write_lock.ACQUIRE_WRITE, (ref.name, ref.aux[1]), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
@@ -440,24 +409,12 @@ class WriteKind(LockKind):
             ref.owner,
             self.publish_command(ref),
             request_id,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
         )
         return ScriptCommand(read_write_lock.UNDO_WRITE, (ref.name, ref.channel, ref.aux[1]), args)
 
-    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
-        latch = naming.unlock_latch_name(
-            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
-        )
-        args: tuple[Arg, ...] = (
-            self.release_message,
-            ref.owner,
-            self.publish_command(ref),
-            to_millis(ref.state.settings.latch_ttl),
-            acquire_latch_field(ref.owner),
-            *acquires,
-        )
-        keys = (ref.name, ref.channel, latch, ref.aux[1])
-        return ScriptCommand(read_write_lock.RELEASE_WRITE, keys, args)
+    def release_keys(self, ref: LockRef, latch: str) -> tuple[str, ...]:
+        return (ref.name, ref.channel, latch, ref.aux[1])
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.release_message, self.publish_command(ref))
@@ -468,7 +425,10 @@ class WriteKind(LockKind):
         args: tuple[Arg, ...] = (ttl_ms, *(h.owner for h in holds), *renew_flags(holds))
         keys = (
             *(h.name for h in holds),
-            *(_latches(h.name, bool(h.target.routes_by_slot)) for h in holds),
+            *(
+                keyspace.acquire_latches(h.name, by_slot=bool(h.target.routes_by_slot))
+                for h in holds
+            ),
         )
         return ScriptCommand(self.renew_script, keys, args)
 
@@ -478,7 +438,7 @@ class WriteKind(LockKind):
         )
 
     def locked(self, ref: LockRef) -> Command:
-        return ("HGET", ref.name, "mode")
+        return ("HGET", ref.name, keyspace.MODE_FIELD)
 
     def is_locked(self, reply: Any) -> bool:
         return reply in (b"write", "write")

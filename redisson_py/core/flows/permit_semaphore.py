@@ -45,7 +45,7 @@ def _now_ms(ref: ObjectRef) -> int:
 
 
 def _expiry(ref: ObjectRef, lease: float | None) -> int:
-    """A permit's score: when its lease ends (wall-clock ms), or ``NO_LEASE``."""
+    """A permit's score: when its lease ends (wall-clock ms), or ``PERMIT_NO_LEASE``."""
     return keyspace.PERMIT_NO_LEASE if lease is None else _now_ms(ref) + to_millis(lease)
 
 

@@ -36,9 +36,10 @@ passes the lock on again, rather than keeping it or dropping it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import (
     Arg,
     Background,
@@ -49,14 +50,7 @@ from redisson_py.core.effects import (
 )
 from redisson_py.core.flows.calls import call_with_retry
 from redisson_py.core.flows.lock import AcquireRequest
-from redisson_py.core.flows.lock_kinds import (
-    AcquireReply,
-    LockKind,
-    LockRef,
-    acquire_latch_field,
-    new_request_id,
-)
-from redisson_py.core.routing import naming
+from redisson_py.core.flows.lock_kinds import AcquireReply, LockKind, LockRef
 from redisson_py.core.scripts import queued_lock
 from redisson_py.core.state.holds import safe_end
 
@@ -77,7 +71,8 @@ class QueuedKind(LockKind):
     the server, a release grants the first live one."""
 
     label = "queued"
-    channel_prefix = queued_lock.CHANNEL_PREFIX
+    channel_prefix = keyspace.QUEUED_CHANNEL_PREFIX
+    release_script = queued_lock.RELEASE_QUEUED
     queues = True
     keepalive = queued_lock.KEEPALIVE_INTERVAL
     passes_on = True
@@ -89,21 +84,21 @@ class QueuedKind(LockKind):
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:
         return (
-            naming.prefixed_name(queued_lock.QUEUE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(queued_lock.ALIVE_PREFIX, name, by_slot=by_slot),
-            naming.prefixed_name(queued_lock.ENTRIES_PREFIX, name, by_slot=by_slot),
+            keyspace.queued_queue(name, by_slot=by_slot),
+            keyspace.queued_alive(name, by_slot=by_slot),
+            keyspace.queued_entries(name, by_slot=by_slot),
         )
 
     def _keys(self, ref: LockRef) -> tuple[str, str, str, str, str]:
         return (ref.name, ref.aux[0], ref.aux[1], ref.aux[2], ref.channel)
 
     def acquire(
-        self, ref: LockRef, lease_ms: int, request_id: str, wait_ms: int, queue: bool
+        self, ref: LockRef, ttl_ms: int, request_id: str, wait_ms: int, queue: bool
     ) -> ScriptCommand:
         args = (
-            lease_ms,
+            ttl_ms,
             ref.owner,
-            acquire_latch_field(ref.owner),
+            keyspace.acquire_field(ref.owner),
             request_id,
             "1" if queue else "0",
             to_millis(queued_lock.ALIVE_WINDOW),
@@ -113,21 +108,15 @@ class QueuedKind(LockKind):
         return ScriptCommand(queued_lock.ACQUIRE_QUEUED, self._keys(ref), args)
 
     def undo(self, ref: LockRef, request_id: str, wait_ms: int) -> ScriptCommand:
-        args = (ref.owner, acquire_latch_field(ref.owner), request_id, self.publish_command(ref))
+        args = (ref.owner, keyspace.acquire_field(ref.owner), request_id, self.publish_command(ref))
         return ScriptCommand(queued_lock.UNDO_QUEUED, self._keys(ref), args)
 
-    def release(self, ref: LockRef, acquires: Sequence[str] = ()) -> ScriptCommand:
-        latch = naming.unlock_latch_name(
-            ref.name, new_request_id(), by_slot=ref.target.routes_by_slot
-        )
-        args: tuple[Arg, ...] = (
-            ref.owner,
-            self.publish_command(ref),
-            to_millis(ref.state.settings.latch_ttl),
-            acquire_latch_field(ref.owner),
-            *acquires,
-        )
-        return ScriptCommand(queued_lock.RELEASE_QUEUED, (*self._keys(ref), latch), args)
+    def release_keys(self, ref: LockRef, latch: str) -> tuple[str, ...]:
+        return (*self._keys(ref), latch)
+
+    def release_head(self, ref: LockRef) -> tuple[Arg, ...]:
+        # no message: a release publishes the grant (or a wake-up) itself
+        return (ref.owner, self.publish_command(ref), to_millis(ref.state.settings.latch_ttl))
 
     def force_release(self, ref: LockRef) -> ScriptCommand:
         args = (self.publish_command(ref),)
@@ -197,7 +186,7 @@ def take_up(ref: LockRef, request_id: str, ttl: float) -> Generator[Effect, Any,
     hold = state.holds.get(ref.name, ref.owner)
     if hold is None:
         return
-    args = (to_millis(ttl), ref.owner, acquire_latch_field(ref.owner), request_id)
+    args = (to_millis(ttl), ref.owner, keyspace.acquire_field(ref.owner), request_id)
     command = ScriptCommand(queued_lock.TAKE_UP, (ref.name,), args)
     sent = [0.0]
 

@@ -13,24 +13,20 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Effect
 from redisson_py.core.flows import calls, grants
-from redisson_py.core.flows.lock_kinds import new_request_id
 from redisson_py.core.flows.synchronizers import Layout, ObjectRef, apply_once, once_command
-from redisson_py.core.routing import naming
 from redisson_py.core.scripts import semaphore, synchronizers
 from redisson_py.core.state.holds import Taken
 
 Flow = Generator[Effect, Any, Any]
 
 
-def channel_name(name: str, by_slot: bool) -> str:
-    """``redisson_sc:{name}`` (Redisson's ``prefixName``; the slot-safe form in a
-    cluster: see `redisson_py.core.routing.naming.prefixed_name`)."""
-    return naming.prefixed_name(semaphore.CHANNEL_PREFIX, name, by_slot=by_slot)
-
-
-LAYOUT = Layout("semaphore", channel_name)
+LAYOUT = Layout(
+    "semaphore", lambda name, by_slot: keyspace.semaphore_channel(name, by_slot=by_slot)
+)
+"""Redisson's channel, ``redisson_sc:{name}``."""
 
 
 def acquire_request(ref: ObjectRef, permits: int) -> grants.PermitRequest:
@@ -63,7 +59,7 @@ def _taken(ref: ObjectRef, permits: int) -> Taken:
 
     def release(count: int) -> Any:
         keys = (ref.name, ref.channel)
-        return once_command(ref, semaphore.RELEASE, keys, new_request_id(), count, "0")
+        return once_command(ref, semaphore.RELEASE, keys, calls.new_request_id(), count, "0")
 
     return Taken(f"{ref.subject}: {permits} permit(s)", ref.target, ref.name, permits, release)
 

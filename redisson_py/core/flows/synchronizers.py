@@ -14,11 +14,10 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Arg, Effect, Script, ScriptCommand, Target, to_millis
-from redisson_py.core.flows.calls import call_with_retry
-from redisson_py.core.flows.lock_kinds import new_request_id
-from redisson_py.core.routing import naming
-from redisson_py.core.scripts.synchronizers import DELETE, REQUEST_PREFIX
+from redisson_py.core.flows.calls import call_with_retry, new_request_id
+from redisson_py.core.scripts.synchronizers import DELETE
 from redisson_py.core.state.client_state import ClientState
 
 
@@ -62,7 +61,7 @@ class ObjectRef:
         """The key that remembers request ``request_id`` (see
         `redisson_py.core.scripts.synchronizers`), in the object's hash slot."""
         by_slot = bool(self.target.routes_by_slot)
-        return f"{naming.prefixed_name(REQUEST_PREFIX, self.name, by_slot=by_slot)}:{request_id}"
+        return keyspace.request_latch(self.name, request_id, by_slot=by_slot)
 
 
 def object_ref(name: str, target: Target, state: ClientState, layout: Layout) -> ObjectRef:

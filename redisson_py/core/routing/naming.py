@@ -1,4 +1,5 @@
-"""Key naming and hash slots: which keys belong to a lock and where they live.
+"""Hash slots and the hashtag rule: where a key lives, and the forms of an object's name
+that keep all its keys in one slot (which names an object has: `redisson_py.core.keyspace`).
 
 A lock named ``name`` owns the key ``name`` itself and auxiliary keys and channels built
 from a prefix. Redis Cluster routes each key by the CRC16 hash slot of its hashtag (the
@@ -25,11 +26,6 @@ from redis.crc import key_slot as _crc_key_slot
 
 SLOT_COUNT = 16384
 """Number of hash slots in a Redis Cluster."""
-
-LOCK_CHANNEL_PREFIX = "redisson_lock__channel"
-UNLOCK_LATCH_PREFIX = "redisson_unlock_latch"
-UNLOCK_MESSAGE = "0"
-"""What an unlock publishes on the lock's channel (Redisson's ``LockPubSub.UNLOCK_MESSAGE``)."""
 
 
 def key_slot(key: str | bytes) -> int:
@@ -131,26 +127,3 @@ def suffixed_name(name: str, suffix: str, *, by_slot: bool = True) -> str:
     """Return the auxiliary name of lock ``name`` that ends in ``suffix``:
     `key_prefix` and ``:suffix`` (Redisson's ``suffixName``)."""
     return f"{key_prefix(name, by_slot=by_slot)}:{suffix}"
-
-
-def channel_name(name: str, *, by_slot: bool = True) -> str:
-    """Return the pub/sub channel on which the lock ``name`` announces its release.
-
-    ``by_slot``: the topology routes by hash slot (cluster); see `prefixed_name`.
-    The default is the cluster-safe form, which equals Redisson's for ordinary names.
-    """
-    return prefixed_name(LOCK_CHANNEL_PREFIX, name, by_slot=by_slot)
-
-
-def unlock_latch_name(name: str, request_id: str, *, by_slot: bool = True) -> str:
-    """Return the key that remembers the outcome of release request ``request_id``.
-
-    A release retried after a lost reply finds its first outcome here instead of
-    releasing a second hold (Redisson's ``redisson_unlock_latch``, since 3.24.1).
-    """
-    return f"{prefixed_name(UNLOCK_LATCH_PREFIX, name, by_slot=by_slot)}:{request_id}"
-
-
-def owner_field(client_id: str, owner_id: str | int) -> str:
-    """Return the hash field naming one owner: ``<client uuid>:<thread or task id>``."""
-    return f"{client_id}:{owner_id}"

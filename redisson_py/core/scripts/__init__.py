@@ -121,7 +121,7 @@ def publish(channel: str, message: str, command: str) -> str:
 ACQUIRE = Script(
     "acquire",
     # KEYS[1] lock
-    # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] the owner's acquire-latch field,
+    # ARGV[1] the key's TTL (ms), ARGV[2] owner field, ARGV[3] the owner's acquire-latch field,
     # ARGV[4] this acquire's request id (one per logical acquire, kept across its
     #         attempts, so an attempt the server runs late is never counted twice)
     # Reply: {1, hold count} when held (granted now, or by an earlier attempt of this

@@ -10,20 +10,15 @@ count was set (waiters keep waiting).
 Keys end with the request's latch, and the first argument is its lifetime (ms), as in
 `redisson_py.core.scripts.synchronizers`; the second is the publish command. Setting the
 count is `TRY_SET`, with
-`NEW_COUNT_MESSAGE`.
+`redisson_py.core.keyspace.LATCH_NEW_COUNT_MESSAGE`.
 """
 
 from __future__ import annotations
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.synchronizers import remembered
-
-CHANNEL_PREFIX = "redisson_countdownlatch__channel__"
-ZERO_MESSAGE = "0"
-"""Published when the count reaches zero (Redisson's ``zeroCountMessage``)."""
-NEW_COUNT_MESSAGE = "1"
-"""Published when a count is set, or the latch deleted (Redisson's ``newCountMessage``)."""
 
 COUNT_DOWN = Script(
     "latch_count_down",
@@ -38,7 +33,7 @@ if count <= 0 then
     redis.call('del', KEYS[1])
 end
 if count == 0 then
-    {publish("KEYS[2]", f"'{ZERO_MESSAGE}'", "ARGV[2]")}
+    {publish("KEYS[2]", f"'{keyspace.LATCH_ZERO_MESSAGE}'", "ARGV[2]")}
 end
 return count
 """

@@ -22,9 +22,6 @@ from __future__ import annotations
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import old_hold_check, publish, request_check, ttl_guard
 
-QUEUE_PREFIX = "redisson_lock_queue"
-TIMEOUT_PREFIX = "redisson_lock_timeout"
-ALIVE_PREFIX = "redisson_py_fair_alive"
 """redisson-py's keepalive set of a fair lock's waiters (see the module docstring)."""
 
 KEEPALIVE_INTERVAL = 1.0
@@ -85,7 +82,7 @@ end"""
 ACQUIRE_FAIR = Script(
     "acquire_fair",
     # KEYS[1] lock, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] alive entries
-    # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
+    # ARGV[1] the key's TTL (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
     # request id (as ACQUIRE's), ARGV[5] this waiter's wait (ms), ARGV[6] now (ms, the
     # client's clock), ARGV[7] "1" to join the queue when not granted ("0": a try that
     # leaves no trace), ARGV[8] "1" reentrant, "0" not, ARGV[9] alive window (ms; "0":

@@ -12,12 +12,10 @@ from __future__ import annotations
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import request_check, ttl_guard
 
-TOKEN_PREFIX = "redisson_lock_token"
-
 ACQUIRE_FENCED = Script(
     "acquire_fenced",
     # KEYS[1] lock, KEYS[2] token counter
-    # ARGV as ACQUIRE's: lease (ms), owner field, acquire-latch field, request id.
+    # ARGV as ACQUIRE's: the key's TTL (ms), owner field, acquire-latch field, request id.
     # Reply: {1, hold count, token} when held (a repeated attempt of the same request
     # returns the token it got), {0, pttl} when another owner holds it, {2, 0} as
     # ACQUIRE's (stale request).

@@ -22,9 +22,6 @@ from __future__ import annotations
 
 from redisson_py.core.effects import Script
 
-FENCE_PREFIX = "redisson_py_fence"
-LATCH_PREFIX = "redisson_py_fence_latch"
-
 # What a fenced write does to the resource once accepted: ``set`` (ARGV[5] the value),
 # ``hset`` (ARGV[5..] field, value pairs), ``del`` (no arguments).
 SET = "set"

@@ -4,9 +4,9 @@ Data layout, Redisson's: the number of available permits at the key ``name`` (a 
 integer string, as `semaphore`'s); the acquired permits
 in the sorted set ``{name}:timeout``, one member per permit: its id, 16 random bytes
 stored as they are (the user sees them as 32 hex digits), scored by its expiry in
-wall-clock milliseconds, or `NO_LEASE` for a permit without a lease. Changes that
-make permits available publish on ``redisson_sc:{name}``: the new count (a release, a
-reclaim), or the permits added (``add_permits``).
+wall-clock milliseconds, or `redisson_py.core.keyspace.PERMIT_NO_LEASE` for a permit
+without a lease. Changes that make permits available publish on ``redisson_sc:{name}``:
+the new count (a release, a reclaim), or the permits added (``add_permits``).
 
 Every script first reclaims the permits whose lease ran out (`reclaim`): they
 leave the set and return to the count, so a dead holder's permits come back at the next
@@ -20,14 +20,10 @@ request's latch (scripts that change state); arguments: ``ARGV[1]`` the latch li
 
 from __future__ import annotations
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.synchronizers import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
-
-TIMEOUT_SUFFIX = "timeout"
-
-NO_LEASE = 922337203685477
-"""The score of a permit acquired without a lease (Redisson's ``nonExpirableTimeout``)."""
 
 
 def reclaim() -> str:
@@ -49,7 +45,7 @@ ACQUIRE = Script(
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this acquire's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
     # ARGV[4] the first permit id (16 bytes), ARGV[5] the permits' expiry (wall-clock
-    # ms, or NO_LEASE), ARGV[6..] the further permit ids
+    # ms, or PERMIT_NO_LEASE), ARGV[6..] the further permit ids
     # Takes one permit per id, all or none (Redisson's acquire(int permits): each id a
     # member of the set, all scored by the one expiry, the count decremented by their
     # number); the set expires with the count when the count has a TTL.
@@ -63,7 +59,7 @@ local wanted = #ARGV - 4
 local available = tonumber(redis.call('get', KEYS[1]))
 if available == nil or available < wanted then
     local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
-    if first[2] ~= nil and tonumber(first[2]) < {NO_LEASE} then
+    if first[2] ~= nil and tonumber(first[2]) < {keyspace.PERMIT_NO_LEASE} then
         return {{0, tonumber(first[2]) - tonumber(ARGV[3])}}
     end
     return {{0, -1}}
@@ -135,7 +131,7 @@ UPDATE_LEASE = Script(
     "permit_semaphore_update_lease",
     # KEYS[1] count, KEYS[2] set, KEYS[3] channel, KEYS[4] this call's latch
     # ARGV[1] latch lifetime (ms), ARGV[2] publish command, ARGV[3] now (ms),
-    # ARGV[4] the permit id, ARGV[5] its new expiry (wall-clock ms, or NO_LEASE)
+    # ARGV[4] the permit id, ARGV[5] its new expiry (wall-clock ms, or PERMIT_NO_LEASE)
     # Reply: 1 when the permit is acquired (its expiry now ARGV[5]), else 0.
     remembered(
         reclaim()

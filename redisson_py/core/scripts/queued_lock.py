@@ -31,17 +31,9 @@ keepalive is only ever compared with the clock of the server that wrote it.
 
 from __future__ import annotations
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import old_hold_check, ttl_guard
-
-CHANNEL_PREFIX = "redisson_py_queued_lock__channel"
-QUEUE_PREFIX = "redisson_py_queued_lock_queue"
-ALIVE_PREFIX = "redisson_py_queued_lock_alive"
-ENTRIES_PREFIX = "redisson_py_queued_lock_entries"
-
-LATCH_PREFIX = "redisson_py_acquire:"
-"""The acquire-latch field prefix (`redisson_py.core.flows.lock_kinds.ACQUIRE_LATCH_PREFIX`,
-which a unit test holds equal): a grant writes the waiter's."""
 
 KEEPALIVE_INTERVAL = 1.0
 """Longest sleep of a waiter between two tries (seconds): each try refreshes its entry."""
@@ -80,7 +72,7 @@ local function pass_on(command)
             local sep = string.find(entry, ':', 1, true)
             local request = string.sub(entry, 1, sep - 1)
             local ttl = math.min(tonumber(string.sub(entry, sep + 1)), {_GRANT_TTL_MS})
-            redis.call('hset', {lock}, head, 1, '{LATCH_PREFIX}' .. head, request)
+            redis.call('hset', {lock}, head, 1, '{keyspace.ACQUIRE_FIELD_PREFIX}' .. head, request)
             redis.call('pexpire', {lock}, ttl)
             if command ~= '' then
                 redis.call(command, KEYS[5] .. ':' .. head, request)

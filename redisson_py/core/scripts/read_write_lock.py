@@ -17,11 +17,11 @@ elsewhere enter at once rather than after the holder's TTL.
 
 redisson-py's acquire-latch fields (the request id of each owner's last acquire, see
 `redisson_py.core.scripts`) live in a hash of their own, ``redisson_py_acquire:{name}``
-(`LATCHES_PREFIX`), not in the lock's hash: Redisson's ``RReadLock.isLocked()`` counts
-the hash's fields (``mode`` is ``write`` and ``hlen > 2`` reads as "read-locked"), so a
-field of ours beside a writer's would make a redisson-py writer look like a writer that
-also reads. That hash lives at least as long as the lock's (`_KEEP_LATCHES`) and goes
-with it.
+(`redisson_py.core.keyspace.acquire_latches`), not in the lock's hash: Redisson's
+``RReadLock.isLocked()`` counts the hash's fields (``mode`` is ``write`` and ``hlen > 2``
+reads as "read-locked"), so a field of ours beside a writer's would make a redisson-py
+writer look like a writer that also reads. That hash lives at least as long as the
+lock's (`_KEEP_LATCHES`) and goes with it.
 
 A script that must find every reader's timeout keys builds their names from the hash's
 fields, as Redisson's do (they cannot be declared in KEYS; they share the lock's slot).
@@ -36,25 +36,26 @@ find no hold, and the watchdog reports the hold lost at its next round.
 
 from __future__ import annotations
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import old_hold_check, publish, request_check, ttl_guard
 
-CHANNEL_PREFIX = "redisson_rwlock"
-LATCHES_PREFIX = "redisson_py_acquire"
-"""The acquire-latch hash of lock ``name``: ``redisson_py_acquire:{name}``."""
-WRITE_SUFFIX = ":write"
-READ_UNLOCK_MESSAGE = "0"
-WRITE_UNLOCK_MESSAGE = "1"
-"""Redisson's ``LockPubSub.READ_UNLOCK_MESSAGE``: wakes every waiter."""
 
-_SETTLE_AFTER_READ_RELEASE = """
+def _read_holds(lua: str) -> str:
+    """``lua`` with ``<read_hold_timeout>`` spelled as the keyspace names a read hold's
+    timeout keys (``{name}:<owner field>:rwlock_timeout:<n>``, see
+    `redisson_py.core.keyspace.read_hold_timeout_prefix`)."""
+    return lua.replace("<read_hold_timeout>", keyspace.READ_HOLD_TIMEOUT)
+
+
+_SETTLE_AFTER_READ_RELEASE = _read_holds("""
 if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
     local longest = -3
     for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
         local count = tonumber(redis.call('hget', KEYS[1], field))
         if count ~= nil then
             for i = count, 1, -1 do
-                local hold = %(key_prefix)s .. ':' .. field .. ':rwlock_timeout:' .. i
+                local hold = %(key_prefix)s .. ':' .. field .. ':<read_hold_timeout>:' .. i
                 longest = math.max(longest, redis.call('pttl', hold))
             end
         end
@@ -66,7 +67,7 @@ if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
         %(publish)s
     end
 end
-"""
+""")
 """After a read hold went, in read mode: the hash lives as long as the longest read hold
 left (a dead reader's hold no longer counts once its timeout key is gone); with none
 left it is deleted and a waiter woken. In write mode the writer's hold keeps it as it is
@@ -103,18 +104,18 @@ expiry: the acquire-latch hash ``latches`` lives at least as long as the lock (a
 held up in a partition still finds the request ids it is checked against), and goes
 when the lock went."""
 
-_DROP_TIMEOUT_KEYS = """
+_DROP_TIMEOUT_KEYS = _read_holds("""
 local function drop_timeout_keys(lock, prefix)
     for _, field in ipairs(redis.call('hkeys', lock)) do
         local count = tonumber(redis.call('hget', lock, field))
         if field ~= 'mode' and count ~= nil then
             for i = 1, count do
-                redis.call('del', prefix .. ':' .. field .. ':rwlock_timeout:' .. i)
+                redis.call('del', prefix .. ':' .. field .. ':<read_hold_timeout>:' .. i)
             end
         end
     end
 end
-"""
+""")
 """Defines ``drop_timeout_keys(lock, prefix)``: delete the timeout keys of every hold the
 hash ``lock`` counts (``prefix`` the key prefix ``{name}``), before a forced unlock
 deletes the hash; Redisson's leaves them to expire."""
@@ -151,7 +152,7 @@ ACQUIRE_READ = Script(
     "acquire_read",
     # KEYS[1] lock, KEYS[2] this reader's timeout-key prefix
     # ({name}:<owner field>:rwlock_timeout), KEYS[3] the acquire-latch hash
-    # ARGV[1] lease (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
+    # ARGV[1] the key's TTL (ms), ARGV[2] owner field, ARGV[3] acquire-latch field, ARGV[4]
     # request id (as ACQUIRE's), ARGV[5] the same owner's write field
     # Reply: as ACQUIRE's. Granted while the lock is free, in read mode, or write-held
     # by this same owner. A field of the owner's whose holds all ran out is dropped
@@ -186,7 +187,7 @@ return {0, redis.call('pttl', KEYS[1])}
 ACQUIRE_WRITE = Script(
     "acquire_write",
     # KEYS[1] lock, KEYS[2] the acquire-latch hash
-    # ARGV[1] lease (ms), ARGV[2] write field, ARGV[3] acquire-latch field, ARGV[4]
+    # ARGV[1] the key's TTL (ms), ARGV[2] write field, ARGV[3] acquire-latch field, ARGV[4]
     # request id (as ACQUIRE's)
     # Reply: as ACQUIRE's. Granted while the lock is free, or write-held by this owner
     # (a reentrant write keeps the longer of the key's TTL and the lease). The hash of a
@@ -413,12 +414,13 @@ RENEW_READ = Script(
     # its field is there but none of its timeout keys is: its holds ran out).
     _HOLDS_ALIVE
     + _KEEP_LATCHES
-    + """
+    + _read_holds(
+        """
 local n = #KEYS / 2
 local renewed = {}
 for i = 1, n do
     local count = tonumber(redis.call('hget', KEYS[i], ARGV[1 + i]))
-    local prefix = ARGV[1 + n + i] .. ':' .. ARGV[1 + i] .. ':rwlock_timeout'
+    local prefix = ARGV[1 + n + i] .. ':' .. ARGV[1 + i] .. ':<read_hold_timeout>'
     if count ~= nil and count > 0 and holds_alive(prefix, count) then
         if ARGV[1 + 2 * n + i] ~= '0' then
             for j = 1, count do
@@ -433,7 +435,8 @@ for i = 1, n do
     end
 end
 return renewed
-""",
+"""
+    ),
 )
 
 RENEW_WRITE = Script(

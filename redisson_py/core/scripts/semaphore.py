@@ -17,8 +17,6 @@ from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
 from redisson_py.core.scripts.synchronizers import GRANT_CHECK, GRANTED, UNDO_CHECK, remembered
 
-CHANNEL_PREFIX = "redisson_sc"
-
 ACQUIRE = Script(
     "semaphore_acquire",
     # KEYS[1] semaphore, KEYS[2] this acquire's latch

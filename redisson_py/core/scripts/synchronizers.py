@@ -23,7 +23,6 @@ from __future__ import annotations
 from redisson_py.core.effects import Script
 from redisson_py.core.scripts import publish
 
-REQUEST_PREFIX = "redisson_py_request"
 """The latch keys' prefix: ``redisson_py_request:{name}:<request id>``."""
 
 

@@ -29,15 +29,15 @@ def latch_ref(*, by_slot: bool = False) -> tuple[ObjectRef, FakeClock]:
 @pytest.mark.parametrize("name", ["jobs", "a{b}c", "x{", "y}z", "{t}"])
 def test_the_channel_is_redissons_and_in_a_cluster_shares_the_latchs_slot(name: str) -> None:
     redisson = "redisson_countdownlatch__channel__{" + name + "}"
-    assert latch_flows.channel_name(name, False) == redisson  # always, off a cluster
-    channel = latch_flows.channel_name(name, True)
+    assert latch_flows.LAYOUT.channel(name, False) == redisson  # always, off a cluster
+    channel = latch_flows.LAYOUT.channel(name, True)
     assert key_slot(channel) == key_slot(name)
     if key_slot(redisson) == key_slot(name):
         assert channel == redisson  # the same name wherever Redisson's shares the slot
 
 
 def test_a_name_whose_braced_channel_lands_elsewhere_gets_the_slot_safe_form() -> None:
-    assert latch_flows.channel_name("a{b}c", True) == "redisson_countdownlatch__channel__a{b}c"
+    assert latch_flows.LAYOUT.channel("a{b}c", True) == "redisson_countdownlatch__channel__a{b}c"
 
 
 def test_a_wait_at_zero_returns_at_once_without_subscribing() -> None:
@@ -102,7 +102,7 @@ def test_a_count_down_is_retried_with_its_request_id() -> None:
     assert first.script is count_down_latch.COUNT_DOWN
     name, channel, request = first.keys
     assert (name, channel) == ("res", "redisson_countdownlatch__channel__{res}")
-    assert request.startswith(synchronizers.REQUEST_PREFIX + ":{res}:r")
+    assert request.startswith("redisson_py_request:{res}:r")
     assert isinstance(step.throw(RedisConnectionError("reply lost")), Sleep)
     assert script_of(step.send(None)) == first
     step.send(CallResult((0,)))
@@ -111,7 +111,7 @@ def test_a_count_down_is_retried_with_its_request_id() -> None:
 
 def test_deleting_announces_a_new_count_as_redisson_does() -> None:
     ref, _ = latch_ref()
-    step = Stepper(objects.delete(ref, count_down_latch.NEW_COUNT_MESSAGE))
+    step = Stepper(objects.delete(ref, "1"))
     command = script_of(step.effect)
     assert command.script is synchronizers.DELETE
     assert command.keys[:2] == ("res", "redisson_countdownlatch__channel__{res}")

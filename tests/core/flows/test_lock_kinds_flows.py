@@ -15,6 +15,7 @@ import pytest
 from test_fake_clock import FakeClock
 from test_lock_flows import Stepper, Target, granted, held
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import (
     Background,
     Call,
@@ -257,7 +258,7 @@ def test_a_release_carries_the_request_ids_of_the_hold_it_releases(
     assert len(ids) == 2
     assert all(request_id in args for request_id, args in zip(ids, sent, strict=True))
     release = lock_flows.release_command(ref)
-    field = lock_kinds.acquire_latch_field(ref.owner)
+    field = keyspace.acquire_field(ref.owner)
     assert release.args[release.args.index(field) + 1 :] == ids
     assert kind.release(ref).args[-1] == field  # no ids: no check
 
@@ -275,7 +276,7 @@ def test_the_release_of_a_hold_reported_lost_still_carries_its_request_ids() -> 
     ids = hold.acquires
     assert holds.take_lost(hold, "gone")
     assert holds.acquire_ids("res", ref.owner) == ids
-    field = lock_kinds.acquire_latch_field(ref.owner)
+    field = keyspace.acquire_field(ref.owner)
     release = lock_flows.release_command(ref)
     assert release.args[release.args.index(field) + 1 :] == ids
     holds.released("res", ref.owner, 0)  # the unlock is done: nothing is known any more

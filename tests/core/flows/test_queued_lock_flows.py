@@ -13,6 +13,7 @@ import pytest
 from test_lock_flows import Stepper, granted, held
 from test_lock_kinds_flows import command_of, make_ref
 
+from redisson_py.core import keyspace
 from redisson_py.core.effects import Background, Call, CallResult, Subscribe, WaitSignal
 from redisson_py.core.flows import lock as lock_flows
 from redisson_py.core.flows import lock_kinds, queued_lock
@@ -40,7 +41,7 @@ def waiting(
     request_id = str(command.args[3])
     subscribe = step.send(held(20_000))
     assert isinstance(subscribe, Subscribe)
-    assert subscribe.channel == f"{scripts.CHANNEL_PREFIX}:{{res}}:{ref.owner}"
+    assert subscribe.channel == f"redisson_py_queued_lock__channel:{{res}}:{ref.owner}"
     subscription = Subscription()
     clock.now += 0.01
     sent = clock.now
@@ -51,8 +52,9 @@ def waiting(
     return step, request_id, subscription, sent
 
 
-def test_the_latch_prefix_is_the_lock_kinds() -> None:
-    assert scripts.LATCH_PREFIX == lock_kinds.ACQUIRE_LATCH_PREFIX
+def test_a_grant_writes_the_acquire_field_the_lock_kinds_read() -> None:
+    field = f"'{keyspace.ACQUIRE_FIELD_PREFIX}' .. head"
+    assert field in scripts.ACQUIRE_QUEUED.source and field in scripts.RELEASE_QUEUED.source
 
 
 def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None:
@@ -72,7 +74,7 @@ def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None
     assert command.args == (
         30_000,
         ref.owner,
-        lock_kinds.acquire_latch_field(ref.owner),
+        keyspace.acquire_field(ref.owner),
         request_id,
     )
     assert isinstance(step.send(None), type(step.effect))  # unsubscribe
@@ -140,7 +142,7 @@ def test_a_waiter_interrupted_in_its_sleep_undoes_its_request_which_passes_a_gra
     assert isinstance(undo, Background)
     command = command_of(next(undo.flow))
     assert command.script is scripts.UNDO_QUEUED
-    assert command.args[:3] == (ref.owner, lock_kinds.acquire_latch_field(ref.owner), request_id)
+    assert command.args[:3] == (ref.owner, keyspace.acquire_field(ref.owner), request_id)
     assert "pass_on(ARGV[4])" in scripts.UNDO_QUEUED.source
     step.flow.send(None)  # the unsubscribe
     with pytest.raises(interrupt):

@@ -13,17 +13,19 @@ from hypothesis import strategies as st
 
 import redisson_py
 import redisson_py.asyncio
+from redisson_py.core import keyspace
+from redisson_py.core.keyspace import owner_field
 from redisson_py.core.routing import naming
-from redisson_py.core.routing.naming import (
-    SLOT_COUNT,
-    channel_name,
-    hashtag,
-    key_slot,
-    owner_field,
-    prefixed_name,
-    slot_tag,
-    unlock_latch_name,
-)
+from redisson_py.core.routing.naming import SLOT_COUNT, hashtag, key_slot, prefixed_name, slot_tag
+
+
+def channel_name(name: str, *, by_slot: bool = True) -> str:
+    """A lock's channel, by default in a cluster's form (the rule under test)."""
+    return keyspace.lock_channel(name, by_slot=by_slot)
+
+
+def unlock_latch_name(name: str, request: str, *, by_slot: bool = True) -> str:
+    return keyspace.unlock_latch(name, request, by_slot=by_slot)
 
 
 def test_slot_of_the_reference_key() -> None:
@@ -135,7 +137,7 @@ def test_without_slots_names_are_redissons_and_need_no_search(name: str, channel
     assert channel_name(name, by_slot=False) == channel
     assert (
         unlock_latch_name(name, "r1", by_slot=False)
-        == channel.replace(naming.LOCK_CHANNEL_PREFIX, naming.UNLOCK_LATCH_PREFIX) + ":r1"
+        == channel.replace(keyspace.LOCK_CHANNEL_PREFIX, keyspace.UNLOCK_LATCH_PREFIX) + ":r1"
     )
     assert naming._build_slot_tags.cache_info().currsize == 0
 
