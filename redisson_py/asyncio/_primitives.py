@@ -18,7 +18,10 @@ names in `redisson_py.sync._primitives`:
   would read them (`read_directly`, `read_pushed`; the parsing is shared:
   `redisson_py.core.routing.replies`);
 - owners are tasks here, threads there (`current_owner_id`); fork hooks exist only
-  there.
+  there;
+- a host name is resolved by the loop's ``getaddrinfo`` here (off the loop, in its
+  executor), by ``socket.getaddrinfo`` on the background worker's thread there
+  (`resolve`); a connection's socket is reached through its stream here (`sever`).
 
 The asyncio client's watchdog threads, which have no threaded twin, are in
 `redisson_py.asyncio.watchdog_threads`.
@@ -32,6 +35,7 @@ import contextvars
 import functools
 import itertools
 import logging
+import socket
 import threading
 import time
 import weakref
@@ -297,6 +301,11 @@ class Event:
         return self._event.is_set()
 
 
+def _time_up(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Waker:
     """The waiters of one channel subscription; ``notify`` wakes the longest waiting one.
 
@@ -310,12 +319,17 @@ class Waker:
 
     async def wait(self, timeout: float) -> None:
         """Until notified or ``timeout`` seconds passed."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
+        # The future itself, timed by a loop timer: a notify resumes this task in one
+        # step of the loop (``asyncio.wait_for`` took two, a callback of its own first:
+        # part of a queued lock's hand-off).
+        timer = loop.call_later(max(0.0, timeout), _time_up, waiter)
         try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waiter, timeout)
+            await waiter
         finally:
+            timer.cancel()
             with contextlib.suppress(ValueError):
                 self._waiters.remove(waiter)
 
@@ -462,6 +476,29 @@ async def stale(connection: AbstractConnection) -> bool:
         return bool(await check())
     except Exception:
         return True
+
+
+async def resolve(host: str, port: int, timeout: float) -> list[str]:
+    """The addresses ``host`` resolves to now, for TCP to ``port`` (the system's
+    resolver, off the event loop). Raises OSError (``socket.gaierror``) when it does
+    not resolve, TimeoutError past ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(timeout):
+        found = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in found]
+
+
+def sever(connection: Any) -> None:
+    """Shut a connection's socket down both ways, from outside whatever uses it: a
+    read in progress or the next one ends at EOF, as when the server closes it, and
+    its user disconnects it (the next use reconnects, resolving its host again). No
+    state of redis-py's is touched, so a task using it meanwhile sees only a
+    connection error."""
+    writer = getattr(connection, "_writer", None)
+    sock = writer.get_extra_info("socket") if writer is not None else None
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 _READ_SIZE = 65536

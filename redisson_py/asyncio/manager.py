@@ -4,7 +4,11 @@ One manager per client. It keeps the current `TopologyView`
 (refreshed by a scanner loop every scan interval, at once after a connection error, a
 MOVED, or sentinel's ``+switch-master``), runs the calls of the lock flows on pinned
 connections (so a ``WAIT`` follows its write on the same connection, and calls to many
-masters are sent before any reply is read), and owns the pub/sub service. Routing,
+masters are sent before any reply is read), and owns the pub/sub service. With DNS
+monitoring on (``dnsMonitoringInterval``; in replicated mode ``monitorIPChanges``), a
+second loop re-resolves the nodes' host names and, when one moves, shuts down every
+connection to it, so that commands and pub/sub subscriptions reconnect to the new
+address (`redisson_py.core.routing.dns`). Routing,
 planning, batching and the re-send rules (NOSCRIPT, MOVED, ASK) are shared
 (`ManagerBase`, `redisson_py.core.routing.wire.settle`).
 
@@ -28,7 +32,7 @@ from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from redisson_py.asyncio import _primitives as primitives
+from redisson_py.asyncio import _primitives
 from redisson_py.asyncio.driver import run
 from redisson_py.asyncio.pools import NodePools, checkout
 from redisson_py.asyncio.pubsub import PubSubService, Subscription, close_pubsub
@@ -36,6 +40,7 @@ from redisson_py.config.addresses import Address
 from redisson_py.config.model import Config
 from redisson_py.core import forks
 from redisson_py.core.effects import Call, CallResult, Direct, WakeRule
+from redisson_py.core.routing.dns import DnsWatch, monitoring_interval, watched_hosts
 from redisson_py.core.routing.failures import note_node, with_next_step
 from redisson_py.core.routing.manager_base import (
     REFRESH_THROTTLE,
@@ -69,12 +74,17 @@ class ConnectionManager(ManagerBase):
             wait_timeout=section.timeout,
         )
         self.pubsub = PubSubService(self)
-        self._closed = primitives.Event()
-        self._wake = primitives.Event()
-        self._workers = [primitives.Worker("redisson-py-scan", self._scan_loop)]
+        self._closed = _primitives.Event()
+        self._wake = _primitives.Event()
+        self._workers = [_primitives.Worker("redisson-py-scan", self._scan_loop)]
         self._forks = forks.count
         self._last_refresh = 0.0
         self._slots: dict[ConnectionKey, tuple[Any, IdleConnections]] = {}
+        self.dns = DnsWatch()
+        self.dns_interval = monitoring_interval(section)
+        """Seconds between two resolutions of the nodes' host names; None: off."""
+        self.dns_worker: _primitives.Worker | None = None
+        """The DNS monitoring loop; None when off or no node is named by a host name."""
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -94,8 +104,11 @@ class ConnectionManager(ManagerBase):
             raise
         if isinstance(manager.mode, SentinelMode):
             manager._workers.append(
-                primitives.Worker("redisson-py-sentinel", manager._watch_sentinels)
+                _primitives.Worker("redisson-py-sentinel", manager._watch_sentinels)
             )
+        if manager.dns_interval is not None and manager.watched_hosts():
+            manager.dns_worker = _primitives.Worker("redisson-py-dns", manager._dns_loop)
+            manager._workers.append(manager.dns_worker)
         manager._start_workers()
         return manager
 
@@ -168,7 +181,7 @@ class ConnectionManager(ManagerBase):
     async def _idle_connection(idle: IdleConnections) -> Any:
         """An idle connection fit to send on, or None (check one out of the pool)."""
         connection, check = idle.take_idle(time.monotonic())
-        if check and await primitives.stale(connection):
+        if check and await _primitives.stale(connection):
             # The server closed it (a restart, a failover, an idle timeout): a command
             # sent on it would fail, or be lost, for nothing. It reconnects on send.
             await connection.disconnect()
@@ -199,8 +212,8 @@ class ConnectionManager(ManagerBase):
     @staticmethod
     async def _read(connection: Any, count: int) -> list[Any]:
         """``count`` replies, error replies as exceptions: read by the shell itself where
-        it can (`primitives.read_directly`), else by redis-py."""
-        direct = await primitives.read_directly(connection, count)
+        it can (`_primitives.read_directly`), else by redis-py."""
+        direct = await _primitives.read_directly(connection, count)
         if direct is not None:
             return direct
         replies: list[Any] = []
@@ -232,7 +245,7 @@ class ConnectionManager(ManagerBase):
         pool, idle = self._slot(key)
         connection = await self._idle_connection(idle)
         try:
-            async with primitives.round_trip_timeout(timeout):
+            async with _primitives.round_trip_timeout(timeout):
                 if connection is None:
                     connection = await self._checkout(pool, idle)
                 if probing is not None:
@@ -281,7 +294,7 @@ class ConnectionManager(ManagerBase):
         never reused."""
         address, timeout = key[0], key[1] or self.command_timeout
         try:
-            async with primitives.round_trip_timeout(timeout):
+            async with _primitives.round_trip_timeout(timeout):
                 replies = await self._read(connection, count)
             if stale_node(replies):
                 await self._drop_stale(connection, address)
@@ -368,7 +381,7 @@ class ConnectionManager(ManagerBase):
             self._wake.clear()
             if self._closed.is_set():
                 return
-            await primitives.sleep(REFRESH_THROTTLE - (time.monotonic() - self._last_refresh))
+            await _primitives.sleep(REFRESH_THROTTLE - (time.monotonic() - self._last_refresh))
             try:
                 await self.refresh()
             except Exception as error:  # keep the last view; try again next time
@@ -377,6 +390,62 @@ class ConnectionManager(ManagerBase):
                 await self.pubsub.reconcile()
             except Exception as error:
                 log.debug("resubscription failed: %s", error)
+
+    # --- DNS monitoring ------------------------------------------------------------------
+
+    def watched_hosts(self) -> dict[str, int]:
+        """The host names DNS monitoring re-resolves (each with a port to resolve it
+        for): those of the configured nodes and of the nodes in the current view; IP
+        literals are left out. Empty when monitoring is off."""
+        if self.dns_interval is None:
+            return {}
+        view = self.view
+        nodes = [*view.masters, *(r for rs in view.replicas.values() for r in rs)]
+        return watched_hosts([*self.mode.seeds(), *nodes])
+
+    async def check_dns(self) -> list[str]:
+        """Resolve every watched host name once; for each that moved, shut down every
+        connection to it and refresh the topology (pub/sub subscriptions follow: their
+        connections fail, their waiters are woken, and they are subscribed again).
+        Returns the host names that moved. A name that does not resolve keeps its last
+        address (a warning, at most one per minute per name); nothing here raises."""
+        moved_hosts: list[str] = []
+        timeout = self.mode.section.timeout
+        for host, port in self.watched_hosts().items():
+            try:
+                found = await _primitives.resolve(host, port, timeout)
+            except (OSError, TimeoutError) as error:
+                if self.dns.failed(host, time.monotonic()):
+                    known = self.dns.known(host)
+                    log.warning(
+                        "host %s did not resolve (%s); its connections keep the last address%s",
+                        host,
+                        error or type(error).__name__,
+                        f" ({', '.join(sorted(known))})" if known else "",
+                    )
+                continue
+            if self.dns.recovered(host):
+                log.info("host %s resolves again", host)
+            moved = self.dns.resolved(host, found)
+            if moved is None:
+                continue
+            severed = self.pools.sever_host(host)
+            log.warning("%s: %d connection(s) to it closed", moved, severed)
+            moved_hosts.append(host)
+        if moved_hosts:
+            self._wake.set()  # the scan loop refreshes and re-places the subscriptions
+        return moved_hosts
+
+    async def _dns_loop(self) -> None:
+        interval = self.dns_interval or 5.0
+        while not self._closed.is_set():
+            try:
+                await self.check_dns()  # the first pass takes the baseline
+            except _primitives.Cancelled:
+                raise
+            except Exception:  # never end the loop: the next pass may do better
+                log.exception("DNS monitoring pass failed")
+            await self._closed.wait(interval)
 
     async def _watch_sentinels(self) -> None:
         """Listen for ``+switch-master`` on one sentinel after another; each one seen
@@ -397,7 +466,7 @@ class ConnectionManager(ManagerBase):
                         if parsed and parsed[0] == self.mode.master_name:
                             log.info("sentinel %s: +switch-master %s", address, message["data"])
                             self._wake.set()
-            except primitives.Cancelled:
+            except _primitives.Cancelled:
                 raise
             except Exception as error:
                 log.debug("sentinel %s watch ended: %s", address, error)

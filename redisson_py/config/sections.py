@@ -74,8 +74,6 @@ NO_EFFECT_BASE: dict[str, str] = {
     "subscriptions_per_connection": _ONE_PUBSUB,
     "subscription_connection_pool_size": _ONE_PUBSUB,
     "subscription_connection_minimum_idle_size": _ONE_PUBSUB,
-    "dns_monitoring_interval": "DNS monitoring is not implemented yet: a host name is "
-    "resolved each time a connection to it is opened",
 }
 """Settings of every section that are checked but read by nothing, and why."""
 
@@ -94,7 +92,7 @@ _IGNORED_WHY: dict[str, str] = {
     "failedSlaveCheckInterval": "deprecated in Redisson",
     "failedSlaveNodeDetector": "a Java class",
     "fallbackLoadingToMaster": "replicas serve no lock reads here",
-    "dnsMonitoringTimes": "DNS monitoring is not implemented yet",
+    "dnsMonitoringTimes": "a move is acted on at the first resolution that shows it",
     "registrationKey": "Redisson PRO's licence key",
     "codec": "lock data has a fixed format, written without a codec",
 }
@@ -237,7 +235,6 @@ class SingleServerConfig(BaseConfig):
         "subscription_connection_minimum_idle_size": _ONE_PUBSUB,
         "subscription_connection_pool_size": _ONE_PUBSUB,
         "connection_minimum_idle_size": _NO_IDLE,
-        "dns_monitoring_interval": NO_EFFECT_BASE["dns_monitoring_interval"],
     }
 
     address: str | None = setting(AddressKind(required=True), None)
@@ -253,8 +250,10 @@ class SingleServerConfig(BaseConfig):
     10000: redisson-py's own limit (its threaded client's pool reserves a slot per
     connection up front); Redisson has none."""
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
-    """Redisson: seconds between DNS checks of the address's host; ``None`` (YAML ``-1``) =
-    off. No effect in redisson-py yet (the YAML reference says why)."""
+    """Seconds between two resolutions of the address's host name; ``None`` (YAML ``-1``)
+    = off. When the name resolves to another address, every connection to it is closed
+    and the next ones (pub/sub too) go to the new address; an IP address is never
+    re-resolved."""
 
     def seed_addresses(self) -> list[Address]:
         return [parse_address(self.address or "", key_path="singleServerConfig.address")]
@@ -311,8 +310,10 @@ class BaseMasterSlaveServersConfig(BaseConfig):
     subscription_connection_pool_size: int = setting(Int(0), 50)
     """No effect in redisson-py (the YAML reference says why); 0 is accepted, as Redisson does."""
     dns_monitoring_interval: float | None = setting(Millis(minus_one_is_none=True), 5.0)
-    """Redisson: seconds between DNS checks of the hosts; ``None`` (YAML ``-1``) = off. No
-    effect in redisson-py yet (the YAML reference says why)."""
+    """Seconds between two resolutions of the nodes' host names; ``None`` (YAML ``-1``) =
+    off. When a name resolves to another address, every connection to it is closed and
+    the next ones (pub/sub too) go to the new address; IP addresses are never
+    re-resolved. Replicated mode reads ``monitorIPChanges`` instead."""
 
 
 @dataclass(kw_only=True, eq=True, repr=False)
@@ -414,8 +415,8 @@ class ReplicatedServersConfig(BaseMasterSlaveServersConfig):
 
     NO_EFFECT: ClassVar[dict[str, str]] = {
         **BaseMasterSlaveServersConfig.NO_EFFECT,
-        "monitor_ip_changes": "DNS monitoring is not implemented yet: a host name is "
-        "resolved each time a connection to it is opened",
+        "dns_monitoring_interval": "replicated mode re-resolves its nodes' host names at "
+        "each scan when monitorIPChanges is true, as Redisson's does",
     }
 
     node_addresses: list[str] = setting(AddressList(non_empty=True), factory=list)
@@ -424,8 +425,9 @@ class ReplicatedServersConfig(BaseMasterSlaveServersConfig):
     """Seconds between polls of every node's ``ROLE``: a failover is followed within one
     scan interval plus one ``timeout``."""
     monitor_ip_changes: bool = setting(Bool(), False, key="monitorIPChanges")
-    """Redisson: re-resolve the nodes' host names at each scan. No effect in redisson-py
-    yet (the YAML reference says why)."""
+    """Re-resolve the nodes' host names at each scan (every ``scan_interval``): when one
+    resolves to another address, every connection to it is closed and the next ones
+    (pub/sub too) go to the new address. IP addresses are never re-resolved."""
 
     def seed_addresses(self) -> list[Address]:
         return [

@@ -375,6 +375,27 @@ def stale(connection: AbstractConnection) -> bool:
         return True
 
 
+def resolve(host: str, port: int, timeout: float) -> list[str]:
+    """The addresses ``host`` resolves to now, for TCP to ``port`` (the system's
+    resolver, on the calling background thread; its own timeouts bound it, so
+    ``timeout`` is not used). Raises OSError (``socket.gaierror``) when it does not
+    resolve."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in found]
+
+
+def sever(connection: Any) -> None:
+    """Shut a connection's socket down both ways, from outside whatever uses it: a
+    read in progress or the next one ends at EOF, as when the server closes it, and
+    its user disconnects it (the next use reconnects, resolving its host again). No
+    state of redis-py's is touched, so a thread using it meanwhile sees only a
+    connection error."""
+    sock = getattr(connection, "_sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 _owners = threading.local()
 _owner_ids = itertools.count(1)
 

@@ -15,7 +15,7 @@ from redis.retry import Retry
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.routing.pool_registry import KwargsFor, PoolRegistry
-from redisson_py.sync import _primitives as primitives
+from redisson_py.sync import _primitives
 
 # redis-py 5.0's get_connection() requires a command name; 5.3+ deprecates passing one.
 _NEEDS_NAME = (
@@ -30,6 +30,16 @@ def checkout(pool: redis.ConnectionPool) -> Any:
     return get("_") if _NEEDS_NAME else get()
 
 
+def _connections(pool: Any) -> list[Any]:
+    """Every connection ``pool`` made that is still its own, idle or in use (the
+    attributes differ between redis-py's pools and versions)."""
+    found: dict[int, Any] = {}
+    for name in ("_connections", "_available_connections", "_in_use_connections"):
+        for connection in getattr(pool, name, None) or ():
+            found[id(connection)] = connection
+    return list(found.values())
+
+
 class NodePools(PoolRegistry[redis.ConnectionPool]):
     """Blocking pools (``max_connections`` each) for commands, plain ones for pub/sub."""
 
@@ -37,7 +47,7 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
         def make_pool(kwargs: dict[str, Any], pubsub: bool) -> redis.ConnectionPool:
             if pubsub:
                 return redis.ConnectionPool(**kwargs)
-            if primitives.TIMES_ROUND_TRIPS:
+            if _primitives.TIMES_ROUND_TRIPS:
                 # The manager times each round trip as a whole (redis-py's socket
                 # timeout would start a thread for every send there).
                 kwargs["socket_timeout"] = None
@@ -53,7 +63,7 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
             make_pool,
             retry=lambda: Retry(NoBackoff(), 0),
             connection_class=lambda tls: SSLConnection if tls else Connection,
-            mutex=primitives.RUNTIME.new_mutex(),
+            mutex=_primitives.RUNTIME.new_mutex(),
         )
 
     def client(self, address: Address) -> redis.Redis:
@@ -66,6 +76,19 @@ class NodePools(PoolRegistry[redis.ConnectionPool]):
                 connection_pool=redis.ConnectionPool(**kwargs)
             )
         return client
+
+    def sever_host(self, host: str) -> int:
+        """Shut down every connection open to a node named ``host`` (see
+        `_primitives.sever`), the user's clients' too: each is reopened, resolving the
+        name again, by its next use. Returns how many there were."""
+        pools = self.pools_of_host(host)
+        pools += [client.connection_pool for at, client in self._clients.items() if at.host == host]
+        severed = 0
+        for pool in pools:
+            for connection in _connections(pool):
+                _primitives.sever(connection)
+                severed += 1
+        return severed
 
     def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}

@@ -220,7 +220,6 @@ _OTHER_VALUE = {
     "slave_connection_minimum_idle_size": "10",
     "master_connection_minimum_idle_size": "10",
     "slave_connection_pool_size": "32",
-    "dns_monitoring_interval": "-1",
     "read_mode": "MASTER",
     "check_slave_status_with_syncing": "false",
     "check_master_link_status": "true",

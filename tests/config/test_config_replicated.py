@@ -69,13 +69,20 @@ def test_a_zero_scan_interval_is_refused() -> None:
         Config.from_yaml(YAML.replace("scanInterval: 2000", "scanInterval: 0"))
 
 
-def test_monitor_ip_changes_is_read_and_said_to_have_no_effect_yet() -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+def test_monitor_ip_changes_is_read_and_takes_effect_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         config = Config.from_yaml(YAML + "  monitorIPChanges: true\n")
     assert config.server_config.monitor_ip_changes is True  # type: ignore[union-attr]
+
+
+def test_dns_monitoring_interval_is_said_to_have_no_effect_in_replicated_mode() -> None:
+    # Replicated mode re-resolves at each scan with monitorIPChanges, as Redisson's does.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Config.from_yaml(YAML + "  dnsMonitoringInterval: 1000\n")
     said = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
-    assert any("monitorIPChanges" in text and "no effect" in text for text in said), said
+    assert any("dnsMonitoringInterval" in text and "monitorIPChanges" in text for text in said)
 
 
 def test_the_default_yaml_warns_of_nothing() -> None:

@@ -180,6 +180,11 @@ class PoolRegistry(Generic[P]):
         """The idle connections kept for ``pool`` (one of this registry's)."""
         return self._idle[id(pool)]
 
+    def pools_of_host(self, host: str) -> list[P]:
+        """Every pool (command, pub/sub, sentinel; any timeout) to a node named ``host``."""
+        with self._lock:
+            return [pool for key, pool in self._pools.items() if key[0].host == host]
+
     def take_all(self) -> list[P]:
         """Forget every pool and return them (to be closed by the shell)."""
         with self._lock:

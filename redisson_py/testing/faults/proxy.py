@@ -32,9 +32,17 @@ class LoopbackProxy:
 
     name = "loopback-proxy"
 
-    def __init__(self, target_port: int, *, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        target_port: int,
+        *,
+        host: str = "127.0.0.1",
+        listen: tuple[str, int] | None = None,
+    ):
         self._target = (host, target_port)
-        self._listener = socket.create_server((host, 0))
+        # ``listen``: another (address, port) to accept on than (host, a free port).
+        self._listener = socket.create_server(listen or (host, 0))
+        self.address: str = self._listener.getsockname()[0]
         self.port: int = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
@@ -61,6 +69,12 @@ class LoopbackProxy:
             for pump, source, sink in ((self._up, client, server), (self._down, server, client)):
                 args = (pump, source, sink, state)
                 threading.Thread(target=self._pump, args=args, daemon=True).start()
+
+    @property
+    def open_connections(self) -> int:
+        """How many client connections the proxy forwards right now."""
+        with self._lock:
+            return len(self._sockets) // 2
 
     def _connection_state(self) -> object:
         """Per-connection state shared by its two directions (None by default)."""
