@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redisson_py
-import redisson_py.asyncio as aio
+import redisson_py.asyncio
 from redisson_py import Config, LockLost, StaleTokenError
 
 _print_lock = threading.Lock()
@@ -153,9 +153,9 @@ def _write_sync(store: str, resource: str, fence: redisson_py.Fence) -> dict[str
 
 async def run_asyncio(args: argparse.Namespace, configs: Sequence[Config]) -> int:
     reporter = _Reporter()
-    clients = [await aio.Redisson.create(c, on_lock_lost=reporter) for c in configs]
+    clients = [await redisson_py.asyncio.Redisson.create(c, on_lock_lost=reporter) for c in configs]
     loop = asyncio.get_running_loop()
-    lock = _choose_lock(aio.RedLock, clients, args, reporter)
+    lock = _choose_lock(redisson_py.asyncio.RedLock, clients, args, reporter)
     try:
         token = await lock.try_lock_and_get_token(args.wait) if args.fenced else None
         if not (token is not None if args.fenced else await lock.try_lock(args.wait)):
@@ -184,9 +184,11 @@ async def run_asyncio(args: argparse.Namespace, configs: Sequence[Config]) -> in
             await client.shutdown()
 
 
-async def _write_async(store: str, resource: str, fence: aio.Fence) -> dict[str, Any]:
+async def _write_async(
+    store: str, resource: str, fence: redisson_py.asyncio.Fence
+) -> dict[str, Any]:
     try:
-        client = await aio.Redisson.create(Config.from_yaml(store))
+        client = await redisson_py.asyncio.Redisson.create(Config.from_yaml(store))
         try:
             await client.get_fenced_resource(resource).set("A", fence)
         finally:

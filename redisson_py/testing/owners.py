@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+import redisson_py.asyncio
 from redisson_py import MultiLock, Redisson, RedLock
-from redisson_py import asyncio as aio
 
 FlavorName = Literal["sync", "asyncio"]
 
@@ -163,15 +163,15 @@ class Flavor:
     @property
     def redisson(self) -> Any:
         """The client class of this flavor."""
-        return Redisson if self.name == "sync" else aio.Redisson
+        return Redisson if self.name == "sync" else redisson_py.asyncio.Redisson
 
     @property
     def multilock(self) -> Any:
-        return MultiLock if self.name == "sync" else aio.MultiLock
+        return MultiLock if self.name == "sync" else redisson_py.asyncio.MultiLock
 
     @property
     def redlock(self) -> Any:
-        return RedLock if self.name == "sync" else aio.RedLock
+        return RedLock if self.name == "sync" else redisson_py.asyncio.RedLock
 
     def create_client(self, config: Any, **kwargs: Any) -> Any:
         """A client of this flavor for ``config``, shut down by `close`."""

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import redisson_py.asyncio
 from redisson_py import Redisson, RedLock
-from redisson_py import asyncio as aio
 from redisson_py.config import Config
 
 
@@ -43,10 +43,12 @@ def _sync_lock(configs: list[Config], name: str) -> tuple[list[Redisson], Any]:
     return clients, lock
 
 
-async def _async_lock(configs: list[Config], name: str) -> tuple[list[aio.Redisson], Any]:
-    clients = [await aio.Redisson.create(config) for config in configs]
+async def _async_lock(
+    configs: list[Config], name: str
+) -> tuple[list[redisson_py.asyncio.Redisson], Any]:
+    clients = [await redisson_py.asyncio.Redisson.create(config) for config in configs]
     if len(clients) > 1:
-        return clients, aio.RedLock.for_name(name, clients)
+        return clients, redisson_py.asyncio.RedLock.for_name(name, clients)
     return clients, clients[0].get_lock(name)
 
 
