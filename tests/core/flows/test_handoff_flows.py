@@ -1,13 +1,18 @@
 """The hand-off token (redisson_py.core.flows.handoff.HoldToken): what it says, and that
-anything else is refused with ArgumentError naming what is wrong."""
+anything else is refused with ArgumentError naming what is wrong; the hand-off scripts'
+replies are the named ones the flows read."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from redisson_py.core.effects import Script
 from redisson_py.core.flows.handoff import HoldToken
+from redisson_py.core.scripts import handoff
+from redisson_py.core.scripts.handoff import AdoptReply, ExportReply
 from redisson_py.errors import ArgumentError
 
 TOKEN = HoldToken(
@@ -61,3 +66,15 @@ def test_a_write_holds_field_ends_in_write() -> None:
 def test_anything_else_is_refused(junk: object) -> None:
     with pytest.raises(ArgumentError):
         HoldToken.decode(junk)
+
+
+@pytest.mark.parametrize(
+    ("script", "replies"), [(handoff.EXPORT, ExportReply), (handoff.ADOPT, AdoptReply)]
+)
+def test_the_hand_off_scripts_answer_only_their_named_replies(
+    script: Script, replies: type[ExportReply | AdoptReply]
+) -> None:
+    # Every case a flow tells apart is named (export: not held, exported, readers
+    # inside; adopt: the field gone, no ticket, adopted); the Lua answers nothing else.
+    answered = {int(flag) for flag in re.findall(r"return \{(-?\d+),", script.source)}
+    assert answered == {int(reply) for reply in replies}

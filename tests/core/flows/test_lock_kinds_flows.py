@@ -27,9 +27,10 @@ from redisson_py.core.effects import (
     Subscribe,
     Unsubscribe,
     WaitSignal,
+    to_millis,
 )
 from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import lock_kinds, queued_lock
 from redisson_py.core.flows import watchdog as renewal
 from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.scripts import fair_lock, read_write_lock
@@ -281,3 +282,78 @@ def test_the_release_of_a_hold_reported_lost_still_carries_its_request_ids() -> 
     assert release.args[release.args.index(field) + 1 :] == ids
     holds.released("res", ref.owner, 0)  # the unlock is done: nothing is known any more
     assert holds.acquire_ids("res", ref.owner) == ()
+
+
+LATCH = "<the release's unlock latch>"
+
+
+@pytest.mark.parametrize(
+    ("kind", "keys", "message"),
+    [
+        (lock_kinds.REENTRANT, ("res", "redisson_lock__channel:{res}", LATCH), "0"),
+        (lock_kinds.SpinKind(), ("res", "redisson_lock__channel:{res}", LATCH), "0"),
+        (
+            lock_kinds.FAIR,
+            (
+                "res",
+                "redisson_lock_queue:{res}",
+                "redisson_lock_timeout:{res}",
+                "redisson_py_fair_alive:{res}",
+                "redisson_lock__channel:{res}",
+                LATCH,
+            ),
+            "0",
+        ),
+        (
+            lock_kinds.READ,
+            (
+                "res",
+                "redisson_rwlock:{res}",
+                "{res}:<owner>:rwlock_timeout",
+                "{res}",
+                LATCH,
+                "redisson_py_acquire:{res}",
+            ),
+            "0",
+        ),
+        (
+            lock_kinds.WRITE,
+            ("res", "redisson_rwlock:{res}", LATCH, "redisson_py_acquire:{res}"),
+            "1",
+        ),
+        (
+            queued_lock.QUEUED,
+            (
+                "res",
+                "redisson_py_queued_lock_queue:{res}",
+                "redisson_py_queued_lock_alive:{res}",
+                "redisson_py_queued_lock_entries:{res}",
+                "redisson_py_queued_lock__channel:{res}",
+                LATCH,
+            ),
+            None,
+        ),
+    ],
+    ids=lambda value: value.label if isinstance(value, lock_kinds.LockKind) else "",
+)
+def test_every_kind_releases_through_one_body_with_its_own_keys(
+    kind: lock_kinds.LockKind, keys: tuple[str, ...], message: str | None
+) -> None:
+    # One release body (a request id of its own, its unlock latch, the owner's acquire
+    # field and the hold's acquires last); a kind says only its script, keys and the
+    # arguments before the field.
+    assert type(kind).release is lock_kinds.LockKind.release
+    ref = make_ref(kind)
+    command = kind.release(ref, ("r1", "r2"))
+    assert command.script is kind.release_script
+    latch = command.keys[keys.index(LATCH)]
+    assert latch.startswith("redisson_unlock_latch:{res}:r") and len(latch) == 61
+    expected = tuple(latch if key == LATCH else key.replace("<owner>", ref.owner) for key in keys)
+    assert command.keys == expected
+    publish = kind.publish_command(ref)
+    latch_ms = to_millis(ref.state.settings.latch_ttl)
+    head = (ref.owner, publish, latch_ms) if message is None else (message, ref.owner, publish)
+    assert command.args[: len(head)] == head
+    assert command.args[-3:] == (keyspace.acquire_field(ref.owner), "r1", "r2")
+    again = kind.release(ref, ("r1", "r2"))
+    assert again.keys != command.keys  # each release is a request of its own
