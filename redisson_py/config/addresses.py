@@ -116,48 +116,71 @@ def address_problem(text: object) -> tuple[Address | None, str | None]:
         return None, f"expected an address string, got {type(text).__name__}"
     raw = text.strip()
     shown = redact_address(raw)
+    try:
+        return _parse_address(raw, shown), None
+    except _AddressProblem as problem:
+        return None, str(problem)
+
+
+class _AddressProblem(Exception):
+    """Why a text is no address; its message never contains credentials."""
+
+
+def _parse_address(raw: str, shown: str) -> Address:
+    """The address ``raw`` (shown as ``shown``, its credentials redacted), in its steps:
+    scheme, credentials, host and port."""
     scheme_text, sep, rest = raw.partition("://")
-    if not sep:
-        return (
-            None,
+    scheme = _scheme(scheme_text if sep else None, shown)
+    userinfo, at, hostport = rest.rpartition("@")
+    username, password = _credentials(userinfo) if at else (None, None)
+    host, port = _host_and_port(hostport, scheme_text, shown)
+    return Address(scheme, host, port, username, password)
+
+
+def _scheme(scheme_text: str | None, shown: str) -> Scheme:
+    if scheme_text is None:
+        raise _AddressProblem(
             f"address {shown!r} has no scheme; write it as 'redis://host:port' "
-            "(or 'rediss://host:port' for TLS)",
+            "(or 'rediss://host:port' for TLS)"
         )
     scheme = _SCHEMES.get(scheme_text.lower())
     if scheme is None:
         if scheme_text.lower().endswith("+uds"):
-            return None, f"address {shown!r}: Unix socket addresses are not supported"
-        return (
-            None,
-            f"address {shown!r}: unsupported scheme {scheme_text!r}; expected redis:// or rediss://",
+            raise _AddressProblem(f"address {shown!r}: Unix socket addresses are not supported")
+        raise _AddressProblem(
+            f"address {shown!r}: unsupported scheme {scheme_text!r}; expected redis:// or rediss://"
         )
-    userinfo, at, hostport = rest.rpartition("@")
-    username: str | None = None
-    password: Secret | None = None
-    if at:
-        user, colon, secret = userinfo.partition(":")
-        if colon:
-            username = unquote(user) or None
-            password = Secret(unquote(secret))
-        else:
-            password = Secret(unquote(user))
+    return scheme
+
+
+def _credentials(userinfo: str) -> tuple[str | None, Secret]:
+    """(username, password) of ``user:password`` or of a password alone."""
+    user, colon, secret = userinfo.partition(":")
+    if colon:
+        return unquote(user) or None, Secret(unquote(secret))
+    return None, Secret(unquote(user))
+
+
+def _host_and_port(hostport: str, scheme_text: str, shown: str) -> tuple[str, int]:
     if hostport.endswith("/"):
         hostport = hostport[:-1]
     if "/" in hostport or "?" in hostport or "#" in hostport:
-        return (
-            None,
-            f"address {shown!r}: a path or query is not allowed; use the 'database' setting",
+        raise _AddressProblem(
+            f"address {shown!r}: a path or query is not allowed; use the 'database' setting"
         )
     host, colon, port_text = hostport.rpartition(":")
     if not colon or host.endswith(":") or (host.startswith("[") and not host.endswith("]")):
-        return None, f"address {shown!r} has no port; write it as '{scheme_text}://host:port'"
+        raise _AddressProblem(
+            f"address {shown!r} has no port; write it as '{scheme_text}://host:port'"
+        )
     if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
-        return None, f"address {shown!r}: bad port {port_text!r}; expected an integer in 1..65535"
+        raise _AddressProblem(
+            f"address {shown!r}: bad port {port_text!r}; expected an integer in 1..65535"
+        )
     try:
-        parsed_host = _parse_host(host)
+        return _parse_host(host), int(port_text)
     except ValueError as exc:
-        return None, f"address {shown!r}: {exc}"
-    return Address(scheme, parsed_host, int(port_text), username, password), None
+        raise _AddressProblem(f"address {shown!r}: {exc}") from None
 
 
 def parse_address(text: str, *, key_path: str = "address") -> Address:

@@ -102,45 +102,56 @@ class _Decoder:
                 raise self.origin.error(path, f"keys must be strings, got {type(key).__name__}")
             key_path = (*path, key)
             spec = keys.get(cls.KEY_ALIASES.get(key, key))
-            if spec is not None:
-                if spec.attr in kwargs:
-                    raise self.origin.error(
-                        key_path, f"{spec.key} is set twice (an old and a new spelling)"
-                    )
-                if isinstance(spec.kind, SectionKind):
-                    if raw is None:
-                        continue
-                    if not isinstance(raw, Mapping):
-                        raise self.origin.error(key_path, "expected a mapping of settings")
-                    kwargs[spec.attr] = self.settings(spec.kind.cls, raw, key_path)
-                else:
-                    kwargs[spec.attr] = self.value(spec.kind, raw, key_path)
-            elif key in cls.LEGACY_KEYS:
-                legacy[key] = (raw, key_path)
-            elif key in cls.REJECTED_KEYS:
+            if spec is None:
+                self.not_a_setting(cls, data, key_path, key, legacy)
+            elif spec.attr in kwargs:
                 raise self.origin.error(
-                    key_path,
-                    f"{cls.REJECTED_KEYS[key]} is not supported by redisson-py; "
-                    f"use {_SECTION_LIST}",
+                    key_path, f"{spec.key} is set twice (an old and a new spelling)"
                 )
-            elif key == "nameMapper":
-                self.name_mapper(raw, key_path)
-            elif key in cls.IGNORED_KEYS:
-                self.notices.append(self.origin.notice(key_path, ignored_why(key)))
-            elif key in cls.REMOVED_KEYS:
-                version, instead = cls.REMOVED_KEYS[key]
-                self.notices.append(
-                    self.origin.notice(
-                        key_path,
-                        f"removed in Redisson {version} ({instead}); Redisson 4.x ignores it, "
-                        "and so does redisson-py",
-                    )
-                )
-            else:
-                raise self.origin.error(key_path, self.unknown(cls, key, data))
+            elif not isinstance(spec.kind, SectionKind):
+                kwargs[spec.attr] = self.value(spec.kind, raw, key_path)
+            elif raw is not None:  # an empty section is the default one
+                if not isinstance(raw, Mapping):
+                    raise self.origin.error(key_path, "expected a mapping of settings")
+                kwargs[spec.attr] = self.settings(spec.kind.cls, raw, key_path)
         self.legacy(kwargs, legacy)
         self.no_effect(cls, data, kwargs, path)
         return cls(**kwargs)
+
+    def not_a_setting(
+        self,
+        cls: type[Settings],
+        data: Mapping[Any, Any],
+        key_path: KeyPath,
+        key: str,
+        legacy: dict[str, tuple[object, KeyPath]],
+    ) -> None:
+        """``key`` of ``data`` (at ``key_path``) that is no setting of ``cls``: an old
+        spelling (kept in ``legacy`` for later), refused, ignored with a notice, or
+        unknown (an error naming the nearest keys)."""
+        raw = data[key]
+        if key in cls.LEGACY_KEYS:
+            legacy[key] = (raw, key_path)
+        elif key in cls.REJECTED_KEYS:
+            raise self.origin.error(
+                key_path,
+                f"{cls.REJECTED_KEYS[key]} is not supported by redisson-py; use {_SECTION_LIST}",
+            )
+        elif key == "nameMapper":
+            self.name_mapper(raw, key_path)
+        elif key in cls.IGNORED_KEYS:
+            self.notices.append(self.origin.notice(key_path, ignored_why(key)))
+        elif key in cls.REMOVED_KEYS:
+            version, instead = cls.REMOVED_KEYS[key]
+            self.notices.append(
+                self.origin.notice(
+                    key_path,
+                    f"removed in Redisson {version} ({instead}); Redisson 4.x ignores it, "
+                    "and so does redisson-py",
+                )
+            )
+        else:
+            raise self.origin.error(key_path, self.unknown(cls, key, data))
 
     def no_effect(
         self, cls: type[Settings], data: Mapping[Any, Any], kwargs: dict[str, Any], path: KeyPath

@@ -325,6 +325,31 @@ def extend(
     still holds them; ``unlock()`` releases them), the group keeps its former validity,
     or the new one when that is shorter (a shortening that reached some members).
     """
+    settings = refs[0].state.settings
+    timeout = member_timeout or quorum.member_timeout(seconds, settings.command_timeout)
+    _check_extendable(group, owner, seconds, timeout)
+    started, results = yield from _extend_round(refs, seconds, timeout)
+    elapsed = refs[0].state.clock() - started
+    extended, errors = _record_extensions(refs, results, seconds, started)
+    valid = group.all_of or quorum.validity(seconds, elapsed) > 0
+    if len(extended) >= group.need and valid:
+        if group.extended(owner, extended, seconds, _valid_until(seconds, started)):
+            return None
+        raise LockNotOwnedError(
+            f"cannot extend {group.label}: it was released or reported lost while the"
+            " extension was in flight"
+        )
+    if extended:
+        # Members extended to a shorter lease than the validity left bring it forward.
+        group.cap_validity(owner, _valid_until(seconds, started))
+    raise _extend_error(
+        group, refs, extended=extended, errors=errors, seconds=seconds, elapsed=elapsed
+    )
+
+
+def _check_extendable(group: GroupState, owner: str, seconds: float, timeout: float) -> None:
+    """Raise what `extend` raises before sending: no hold, no lease, or a lease no round
+    of ``timeout`` can outlast."""
     held, lease, _ = group.lease_of(owner)
     if not held:
         raise LockNotOwnedError(
@@ -336,14 +361,20 @@ def extend(
             f"{group.label}: a hold taken without a lease is renewed by its members'"
             " watchdogs and has no lease to extend; take it with lease_time=... to extend it"
         )
-    settings = refs[0].state.settings
-    timeout = member_timeout or quorum.member_timeout(seconds, settings.command_timeout)
     if not group.all_of and quorum.validity(seconds, timeout) <= 0:
         raise ArgumentError(
             f"{group.label}: a lease of {seconds:g} s cannot outlast one round"
             f" (member replies may take up to {timeout:g} s, plus clock drift"
             f" {quorum.clock_drift(seconds):g} s); use a longer lease"
         )
+
+
+def _extend_round(
+    refs: Sequence[LockRef], seconds: float, timeout: float
+) -> Generator[Effect, Any, tuple[float, list[CallResult | BaseException]]]:
+    """Send every member's extend script at once; (when the round started, each
+    member's result)."""
+    settings = refs[0].state.settings
     ms = to_millis(seconds)
     calls = tuple(
         Call(
@@ -355,18 +386,27 @@ def extend(
         )
         for ref in refs
     )
-    clock = refs[0].state.clock
     # While the round is in flight the members' watchdogs report no loss: an old lease
     # ending meanwhile is this extension's to judge (as for one lock's extend).
     for ref in refs:
         ref.state.holds.releasing(ref.name, ref.owner, +1)
-    started = clock()
+    started = refs[0].state.clock()
     try:
         results: list[CallResult | BaseException] = yield Gather(calls)
     finally:
         for ref in refs:
             ref.state.holds.releasing(ref.name, ref.owner, -1)
-    elapsed = clock() - started
+    return started, results
+
+
+def _record_extensions(
+    refs: Sequence[LockRef],
+    results: Sequence[CallResult | BaseException],
+    seconds: float,
+    started: float,
+) -> tuple[set[int], dict[str, BaseException]]:
+    """Record each member the round extended (synced as asked); (the indexes of those,
+    each other member's error by its label)."""
     extended: set[int] = set()
     errors: dict[str, BaseException] = {}
     for index, (ref, result) in enumerate(zip(refs, results, strict=True)):
@@ -375,8 +415,7 @@ def extend(
             errors[label] = result
             continue
         count = result.replies[0]
-        holds = ref.state.holds
-        hold = holds.get(ref.name, ref.owner)
+        hold = ref.state.holds.get(ref.name, ref.owner)
         if isinstance(count, BaseException) or count is None:
             # Not the owner's any more: its watchdog reports the member lost, as for
             # any loss, and the group follows its rule.
@@ -394,17 +433,19 @@ def extend(
             continue
         record_extension(ref, hold, int(count), seconds, started)
         extended.add(index)
-    valid = group.all_of or quorum.validity(seconds, elapsed) > 0
-    if len(extended) >= group.need and valid:
-        if group.extended(owner, extended, seconds, _valid_until(seconds, started)):
-            return None
-        raise LockNotOwnedError(
-            f"cannot extend {group.label}: it was released or reported lost while the"
-            " extension was in flight"
-        )
-    if extended:
-        # Members extended to a shorter lease than the validity left bring it forward.
-        group.cap_validity(owner, _valid_until(seconds, started))
+    return extended, errors
+
+
+def _extend_error(
+    group: GroupState,
+    refs: Sequence[LockRef],
+    *,
+    extended: set[int],
+    errors: dict[str, BaseException],
+    seconds: float,
+    elapsed: float,
+) -> GroupExtendError:
+    """The error of an extension too few members took, or that took too long."""
     names = tuple(_member_label(refs[i]) for i in sorted(extended))
     failing = "; ".join(f"{member}: {error}" for member, error in errors.items())
     why = (
@@ -412,7 +453,7 @@ def extend(
         if len(extended) < group.need
         else f"the round took {elapsed:.3f} s, leaving no validity of a {seconds:g} s lease"
     )
-    raise GroupExtendError(
+    return GroupExtendError(
         f"cannot extend {group.label}: {why}"
         + (f"; not extended: {failing}" if failing else "")
         + "; the group keeps its former validity (or the new one, if shorter)",

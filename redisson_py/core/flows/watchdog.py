@@ -169,6 +169,23 @@ def renew_round(
     groups ``only``, when given), sending each call on ``route`` of its hold's manager;
     report the lost ones (through `ClientState.deliver`)."""
     outcome = RoundOutcome()
+    holds = _holds_to_check(state, only)
+    if not holds:
+        return outcome
+    sent_at = state.clock()
+    planned = plan_round(state, holds, sent_at, route)
+    results, again, resent_at = yield from _send_round(state, planned)
+    for index, ((_call, chunk, ttl), result) in enumerate(zip(planned, results, strict=True)):
+        at = resent_at if index in again else sent_at
+        _take_reply(state, outcome, chunk, ttl, result=result, at=at)
+    # A round is also a look at the clock: what ran out while it waited is reported.
+    report_expired(state, state.clock())
+    return outcome
+
+
+def _holds_to_check(state: ClientState, only: Collection[GroupKey] | None) -> list[Hold]:
+    """The holds a round sends for (in the groups ``only``, when given), after capping
+    those past their ``max_hold_time`` and orphaning those of finished owners."""
     state.holds.cap(state.clock())  # holds past max_hold_time are only checked from now
     # ...and so are the holds of owners that finished without releasing them (an asyncio
     # task that ended holding a lock): renewed for ever, they would keep the lock from
@@ -177,56 +194,69 @@ def renew_round(
     holds = [hold for hold in state.holds.all_holds() if hold.checked]
     if only is not None:
         holds = [h for h in holds if group_key(h) in only]
-    if not holds:
-        return outcome
-    sent_at = state.clock()
-    planned = plan_round(state, holds, sent_at, route)
+    return holds
+
+
+def _send_round(
+    state: ClientState, planned: list[tuple[Call, list[Hold], float]]
+) -> Generator[Effect, Any, tuple[list[CallResult | BaseException], list[int], float]]:
+    """Send the planned calls at once, and once more those whose connection failed;
+    (each call's result, the indexes sent again, when they were sent again)."""
     results: list[CallResult | BaseException] = list(
         (yield Gather(tuple(call for call, _, _ in planned)))
     )
     again = [i for i, result in enumerate(results) if _reconnectable(result)]
-    if again:
-        # The connection that failed was closed by the manager: this goes out on a new
-        # one, so a stale pooled connection costs no renewal interval. (A renewal the
-        # server ran before the connection broke is harmless to run twice.) Its safe end
-        # counts from this send.
-        resent_at = state.clock()
-        resent = yield Gather(tuple(planned[i][0] for i in again))
-        for index, result in zip(again, resent, strict=True):
-            results[index] = result
-    else:
-        resent_at = sent_at
-    for index, ((_call, chunk, ttl), result) in enumerate(zip(planned, results, strict=True)):
-        if isinstance(result, BaseException):
-            outcome.failing.add(group_key(chunk[0]))
-            how = REFUSED if refusal_of(result) is not None else UNREACHABLE
-            _not_counted(state, chunk, f"{how}{result}", str(result))
-            continue
-        confirmed = result.synced >= result.required
-        if not confirmed:
-            outcome.failing.add(group_key(chunk[0]))
-        at = resent_at if index in again else sent_at
-        unsynced: str | None = None
-        for hold, flag in zip(chunk, result.replies[0], strict=True):
-            if int(flag) != 1:
-                declare_lost(state, hold, _gone_reason(hold, at), gone_text(hold, at))
-            elif not hold.renews:
-                continue  # leased or capped, still there: its safe end stays where it was
-            elif confirmed:
-                if state.holds.renewed(hold, at, ttl, state.clock()):
-                    outcome.renewed += 1
-                    if state.listeners:
-                        node = result.address or None
-                        state.deliver(functools.partial(emit, state, "renewed", hold, node=node))
-            else:
-                if unsynced is None:
-                    unsynced = f"renewed on the master at {result.address}, but " + unsynced_text(
-                        result, state.settings.slaves_sync_timeout
-                    )
-                _not_counted(state, [hold], unsynced, unsynced)
-    # A round is also a look at the clock: what ran out while it waited is reported.
-    report_expired(state, state.clock())
-    return outcome
+    if not again:
+        return results, again, 0.0
+    # The connection that failed was closed by the manager: this goes out on a new
+    # one, so a stale pooled connection costs no renewal interval. (A renewal the
+    # server ran before the connection broke is harmless to run twice.) Its safe end
+    # counts from this send.
+    resent_at = state.clock()
+    resent = yield Gather(tuple(planned[i][0] for i in again))
+    for index, result in zip(again, resent, strict=True):
+        results[index] = result
+    return results, again, resent_at
+
+
+def _take_reply(
+    state: ClientState,
+    outcome: RoundOutcome,
+    chunk: list[Hold],
+    ttl: float,
+    *,
+    result: CallResult | BaseException,
+    at: float,
+) -> None:
+    """What one renewal call sent at ``at`` says of its ``chunk`` of holds: renewed,
+    gone (declared lost), or not counted (the node failed, the replicas did not
+    acknowledge)."""
+    if isinstance(result, BaseException):
+        outcome.failing.add(group_key(chunk[0]))
+        how = REFUSED if refusal_of(result) is not None else UNREACHABLE
+        _not_counted(state, chunk, f"{how}{result}", str(result))
+        return
+    confirmed = result.synced >= result.required
+    if not confirmed:
+        outcome.failing.add(group_key(chunk[0]))
+    unsynced: str | None = None
+    for hold, flag in zip(chunk, result.replies[0], strict=True):
+        if int(flag) != 1:
+            declare_lost(state, hold, _gone_reason(hold, at), gone_text(hold, at))
+        elif not hold.renews:
+            continue  # leased or capped, still there: its safe end stays where it was
+        elif confirmed:
+            if state.holds.renewed(hold, at, ttl, state.clock()):
+                outcome.renewed += 1
+                if state.listeners:
+                    node = result.address or None
+                    state.deliver(functools.partial(emit, state, "renewed", hold, node=node))
+        else:
+            if unsynced is None:
+                unsynced = f"renewed on the master at {result.address}, but " + unsynced_text(
+                    result, state.settings.slaves_sync_timeout
+                )
+            _not_counted(state, [hold], unsynced, unsynced)
 
 
 def _not_counted(state: ClientState, holds: list[Hold], why: str, error: str) -> None:

@@ -60,7 +60,12 @@ def expiry_reason(hold: Hold) -> str:
         return orphaned_text(hold)
     if not hold.watchdog:
         return f"its lease of {lease_text(hold.lease or 0.0)} expired while held"
-    why = hold.unconfirmed
+    return _unrenewed_reason(hold.unconfirmed)
+
+
+def _unrenewed_reason(why: str | None) -> str:
+    """Why a watchdog hold was not renewed in time, from its last renewal's failure
+    (`Hold.unconfirmed`; None: no renewal ran)."""
     if why is None:
         return (
             "it was not renewed before its key could expire (the watchdog did not run in"
