@@ -171,7 +171,7 @@ class Worker:
             thread.join(timeout=5)
 
 
-BACKGROUND_IDLE = 30.0
+_IDLE_THREAD_LIFE = 30.0
 """Seconds a background thread with nothing to run waits for more before it ends."""
 
 
@@ -181,7 +181,7 @@ class _Background:
     until its first blocking call, the GIL its own): about half a millisecond on a busy
     machine, which a queued lock's hand-off (its take-up) paid before ``lock()``
     returned. Handing the work to an idle thread costs a queue put; the thread runs it
-    when the caller next blocks. A thread idle for `BACKGROUND_IDLE` ends; a forked
+    when the caller next blocks. A thread idle for `_IDLE_THREAD_LIFE` ends; a forked
     child starts with none."""
 
     def __init__(self) -> None:
@@ -216,7 +216,7 @@ class _Background:
                     return  # a forked child's pool: this thread belongs to none
                 self._idle += 1
             try:
-                name, work = jobs.get(timeout=BACKGROUND_IDLE)
+                name, work = jobs.get(timeout=_IDLE_THREAD_LIFE)
             except queue.Empty:
                 with self._lock:
                     # Work put for this thread while its wait timed out is run, not lost.
