@@ -318,3 +318,29 @@ def test_an_ip_address_is_not_monitored_and_a_name_is(
     named = flavor.create_client(config).connection_manager
     assert named.watched_hosts() == {"localhost": port}
     assert named.dns_worker is not None
+
+
+def test_a_name_that_stops_resolving_keeps_its_address_with_one_warning(
+    flavor: Flavor,
+    single_topology: Topology,
+    dns: DnsServer,
+    proxies: Callable[[list[Node]], dict[int, LoopbackProxy]],
+    child: Callable[..., Child],
+    lock_name: str,
+) -> None:
+    node = single_topology.master()
+    by_port = proxies([node])
+    proxy = by_port[node.port]
+    dns.point(HOST, proxy.address)
+    client = child(dns, flavor, _single_yaml(proxy.port, str(int(INTERVAL * 1000))))
+    assert client.ask("lock", lock_name, "alice", 60)["ok"] is True
+    connections = proxy.open_connections
+    dns.close()  # the name resolves no more
+    time.sleep(4 * INTERVAL + TIMEOUT)
+    # The monitor kept the last address: nothing was closed, calls still work.
+    assert proxy.open_connections == connections
+    assert client.ask("lock", lock_name, "bob", 60)["ok"] is False
+    assert client.ask("unlock", lock_name, "alice")["ok"] is True
+    assert client.ask("status")["hosts"] == {HOST: proxy.port}  # still watched
+    said = client.stderr.read_text()
+    assert said.count(f"host {HOST} did not resolve") == 1, said  # one warning a minute
