@@ -37,9 +37,9 @@ flight to end."""
 def _twin_class() -> type[Any]:
     # Imported here, when the threads start: the one import of the threaded shell by the
     # asyncio one (an exception listed in tests/test_architecture.py, with its reason).
-    from redisson_py.sync.manager import ConnectionManager as ThreadedManager  # noqa: PLC0415
+    from redisson_py.sync.manager import ConnectionManager  # noqa: PLC0415
 
-    class ThreadTwin(ThreadedManager):
+    class ThreadTwin(ConnectionManager):
         """A threaded connection manager that routes by another (the asyncio client's)
         manager's view: no discovery and no background loop of its own. What it learns
         of the topology (a failure to refresh on, a MOVED) goes to that manager, on
@@ -169,13 +169,13 @@ class WatchdogThreads:
         return self.renewals.start(), self.reports.start()
 
     def _run_round(self, flow: Callable[[Route], Generator[Any, Any, Any]]) -> None:
-        from redisson_py.sync.driver import run as run_threaded  # noqa: PLC0415
+        from redisson_py.sync.driver import run  # noqa: PLC0415
 
         loop = self._loop
         if loop is not None and loop.is_closed():
             self._abandon()
             return
-        run_threaded(flow(self.route))
+        run(flow(self.route))
 
     def _abandon(self) -> None:
         """The client's loop closed without ``shutdown()`` (``asyncio.run`` returned):
