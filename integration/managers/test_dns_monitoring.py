@@ -344,3 +344,44 @@ def test_a_name_that_stops_resolving_keeps_its_address_with_one_warning(
     assert client.ask("status")["hosts"] == {HOST: proxy.port}  # still watched
     said = client.stderr.read_text()
     assert said.count(f"host {HOST} did not resolve") == 1, said  # one warning a minute
+
+
+def test_master_slave_mode_follows_a_moved_master_name(
+    flavor: Flavor,
+    topology_factory: Callable[..., Topology],
+    dns: DnsServer,
+    proxies: Callable[[list[Node]], dict[int, LoopbackProxy]],
+    child: Callable[..., Child],
+    lock_name: str,
+) -> None:
+    topology = topology_factory("replicated")
+    old, new, by_port = _setup(topology, dns, proxies)
+    # Replica sync off: the promoted node has no replica of its own, while the view
+    # still counts the old master's two (master/slave reads them at startup).
+    yaml = (
+        "checkLockSyncedSlaves: false\n"
+        "masterSlaveServersConfig:\n"
+        f"  masterAddress: redis://{HOST}:{by_port[old.port].port}\n"
+        f"  timeout: {int(TIMEOUT * 1000)}\n"
+        f"  dnsMonitoringInterval: {int(INTERVAL * 1000)}\n"
+        "  retryDelay: !<org.redisson.config.ConstantDelay> {delay: PT0.1S}\n"
+    )
+    client = child(dns, flavor, yaml)
+    assert client.ready["hosts"] == {HOST: by_port[old.port].port}
+    assert client.ask("lock", lock_name, "alice", 60)["ok"] is True
+    assert by_port[old.port].open_connections >= 1
+    new.command("REPLICAOF", "NO", "ONE")
+    try:
+        dns.point(HOST, by_port[new.port].address)
+        _wait_for(
+            "the connections to the old master closed",
+            lambda: by_port[old.port].open_connections == 0,
+            INTERVAL + TIMEOUT,
+        )
+        probe = f"{lock_name}:probe"
+        reply = client.ask("lock", probe, "writer", 30)
+        assert reply.get("ok") is True, reply
+        assert new.client().exists(probe) == 1
+        assert old.client().exists(probe) == 0
+    finally:
+        new.command("REPLICAOF", old.host, old.port)

@@ -24,6 +24,7 @@ missing. Traffic stays on 127.0.0.0/8.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import shutil
@@ -54,6 +55,21 @@ def dns_support() -> str | None:
         if shutil.which(program) is None:
             hint = " (apt-get install dnsmasq-base)" if program == "dnsmasq" else ""
             return f"{program} is not installed{hint}"
+    return _mount_namespace_reason()
+
+
+@functools.cache
+def _mount_namespace_reason() -> str | None:
+    """Why a mount namespace cannot be made here (a container without CAP_SYS_ADMIN)."""
+    try:
+        subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "true"],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"unshare --mount fails here ({error})"
     return None
 
 
