@@ -302,20 +302,26 @@ def force_unlock(client: Any, name: str, kind: str) -> bool:
     if kind == FENCED_KIND:
         return bool(client.get_fenced_lock(name).force_unlock())
     if kind == READ_WRITE_KIND:
-        pair = client.get_read_write_lock(name)
-        if pair.write_lock().force_unlock():  # publishes 1 itself
-            return True
-        if not pair.read_lock().force_unlock():  # publishes 0: wakes one waiter per client
-            return False
-        manager = client.connection_manager
-        channel = KeyNames.of(name, by_slot=manager.routes_by_slot).read_write_channel
-        client.redis(name).execute_command(
-            manager.publish_command.upper(), channel, keyspace.WRITE_UNLOCK_MESSAGE
-        )
-        return True
+        return _force_unlock_read_write(client, name)
     if kind == REENTRANT_KIND:
         return bool(client.get_lock(name).force_unlock())
     return False
+
+
+def _force_unlock_read_write(client: Any, name: str) -> bool:
+    """`force_unlock` of a read-write lock, in either mode."""
+    pair = client.get_read_write_lock(name)
+    if pair.write_lock().force_unlock():  # publishes 1 itself
+        return True
+    if not pair.read_lock().force_unlock():  # publishes 0: wakes one waiter per client
+        return False
+    # Readers may all enter: tell every waiter, as a write unlock does.
+    manager = client.connection_manager
+    channel = KeyNames.of(name, by_slot=manager.routes_by_slot).read_write_channel
+    client.redis(name).execute_command(
+        manager.publish_command.upper(), channel, keyspace.WRITE_UNLOCK_MESSAGE
+    )
+    return True
 
 
 # -- run -------------------------------------------------------------------------------------

@@ -384,6 +384,10 @@ def _node(value: object, *, flow: bool) -> Node:
         return MappingNode(f"{_Y}map", pairs, flow_style=flow)
     if isinstance(value, list | tuple):
         return SequenceNode(f"{_Y}seq", [_node(v, flow=flow) for v in value], flow_style=flow)
+    return _scalar(value, flow=flow)
+
+
+def _scalar(value: object, *, flow: bool) -> ScalarNode:
     if isinstance(value, bool):
         return ScalarNode(f"{_Y}bool", "true" if value else "false")
     if isinstance(value, int):

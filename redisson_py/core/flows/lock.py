@@ -336,104 +336,32 @@ def try_lock(
     undo take back exactly what that attempt applied. One request id serves every
     attempt, so no attempt is ever counted twice.
     """
-    settings = ref.state.settings
     started = ref.state.clock()
     if ref.adopted or ref.state.holds.was_exported(ref.name, ref.owner):
         yield from handed_off(ref)
-    deadline = None if wait is None else started + max(0.0, wait)
-    acquire = AcquireRequest(ref, lease, wait, max_hold)
-    backoff = ref.kind.backoff()  # a kind that polls (the spin lock) rather than listens
-    keepalive = ref.kind.keepalive if acquire.queue else None
-
-    def remaining() -> float | None:
-        return None if deadline is None else deadline - ref.state.clock()
-
-    def once() -> Generator[Effect, Any, AcquireReply]:
-        while True:
-            try:
-                return (yield from _acquire_once(acquire, deadline))
-            except _Stale:
-                acquire.renew()
-
-    def attempt() -> Generator[Effect, Any, AcquireReply]:
-        # A waiter keeps waiting through what a failover looks like from here.
-        return (yield from outlast_failures(ref, once, deadline))
-
-    def wait_loop(
-        subscription: Any, reply: AcquireReply, retry: bool
-    ) -> Generator[Effect, Any, bool]:
-        # ``retry``: a waiter that subscribed after its first try tries again at once
-        # (a release may have come before the subscription); one that polls, or that
-        # joined a live subscription before its first try, sleeps first.
-        if retry:
-            reply = yield from attempt()
-        while True:
-            if reply.acquired:
-                return True
-            left = remaining()
-            if left is not None and left <= 0:
-                return False
-            pause = settings.watchdog_timeout if reply.ttl is None else reply.ttl
-            if backoff is not None:
-                pause = next(backoff)
-            elif subscription is None:
-                pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
-            if keepalive is not None:
-                # each try keeps this waiter's queue entry alive (a fair lock)
-                pause = min(pause, keepalive)
-            woken = yield nap(subscription, pause, left)
-            if woken and ref.kind.passes_on:
-                # A queued lock: the wake-up may be a grant a release passed on to this
-                # waiter, which then holds the lock with no round trip of its own.
-                granted = yield from ref.kind.passed_on(acquire, subscription)
-                if granted is not None:
-                    reply = granted
-                    continue
-            reply = yield from attempt()
-
+    waiter = _Waiter(ref, wait, lease, max_hold, started)
+    acquire = waiter.acquire
     subscription = None
     acquired = closing = False
     try:
         channel = ref.kind.wait_channel(ref)
-        join = (
-            join_live(ref.target, channel, settings.subscription_timeout)
-            if channel is not None and (wait is None or wait > 0)
-            else None
-        )
-        if join is not None:
-            subscription = yield join
-            if (
-                subscription is not None
-                and subscription.behind
-                and not ref.state.holds.count(ref.name, ref.owner, started)
-            ):
-                # Waiters of this client sleep on the lock already: the next release's
-                # wake-up goes to the one asleep longest. Take a turn after them rather
-                # than barge in (a task that releases and asks again would win nearly
-                # every turn), but for QUEUE_PAUSE at most; a reentrant acquire by the
-                # holder does not wait.
-                yield nap(subscription, QUEUE_PAUSE, remaining())
-        reply = yield from attempt()
+        if channel is not None and (wait is None or wait > 0):
+            subscription = yield from waiter.join_live(channel)
+        reply = yield from waiter.attempt()
         if reply.acquired:
             acquired = True
             return True
-        left = remaining()
+        left = waiter.remaining()
         if left is not None and left <= 0:
             return False
-        if subscription is not None:
-            acquired = yield from wait_loop(subscription, reply, retry=False)
-            return acquired
-        try:
-            timeout = (
-                settings.subscription_timeout
-                if left is None
-                else min(settings.subscription_timeout, left)
-            )
-            if channel is not None:
-                subscription = yield Subscribe(ref.target, channel, timeout)
-        except RETRYABLE:
-            pass  # poll instead: slower hand-off, same correctness
-        acquired = yield from wait_loop(subscription, reply, retry=backoff is None)
+        # A waiter that joined a live subscription before its first try sleeps first;
+        # one that subscribes now tries again at once (a release may have come before
+        # the subscription), unless it polls.
+        retry = False
+        if subscription is None:
+            subscription = yield from waiter.subscribe(channel, left)
+            retry = waiter.backoff is None
+        acquired = yield from waiter.wait(subscription, reply, retry=retry)
         return acquired
     except GeneratorExit:
         closing = True  # the flow is being discarded: it may yield nothing more
@@ -446,6 +374,117 @@ def try_lock(
                 yield undo_later(acquire)
             if subscription is not None:
                 yield Unsubscribe(subscription)
+
+
+class _Waiter:
+    """One `try_lock` call's steps: its tries, the subscription it waits on, its sleeps
+    between tries, all within its deadline."""
+
+    __slots__ = ("acquire", "backoff", "deadline", "keepalive", "ref", "started")
+
+    def __init__(
+        self,
+        ref: LockRef,
+        wait: float | None,
+        lease: float | None,
+        max_hold: float | None,
+        started: float,
+    ):
+        self.ref = ref
+        self.started = started
+        self.deadline = None if wait is None else started + max(0.0, wait)
+        self.acquire = AcquireRequest(ref, lease, wait, max_hold)
+        # a kind that polls (the spin lock) rather than listens
+        self.backoff = ref.kind.backoff()
+        self.keepalive = ref.kind.keepalive if self.acquire.queue else None
+
+    def remaining(self) -> float | None:
+        """Seconds the wait has left (None: no limit)."""
+        return None if self.deadline is None else self.deadline - self.ref.state.clock()
+
+    def _once(self) -> Generator[Effect, Any, AcquireReply]:
+        while True:
+            try:
+                return (yield from _acquire_once(self.acquire, self.deadline))
+            except _Stale:
+                self.acquire.renew()
+
+    def attempt(self) -> Generator[Effect, Any, AcquireReply]:
+        """One try; a waiter keeps waiting through what a failover looks like from
+        here."""
+        return (yield from outlast_failures(self.ref, self._once, self.deadline))
+
+    def join_live(self, channel: str) -> Generator[Effect, Any, Any]:
+        """Before the first try: the live subscription of ``channel`` this client has
+        already, joined (None: none), after this client's waiters asleep on it had
+        their turn."""
+        ref = self.ref
+        join = join_live(ref.target, channel, ref.state.settings.subscription_timeout)
+        if join is None:
+            return None
+        subscription = yield join
+        if (
+            subscription is not None
+            and subscription.behind
+            and not ref.state.holds.count(ref.name, ref.owner, self.started)
+        ):
+            # Waiters of this client sleep on the lock already: the next release's
+            # wake-up goes to the one asleep longest. Take a turn after them rather
+            # than barge in (a task that releases and asks again would win nearly
+            # every turn), but for QUEUE_PAUSE at most; a reentrant acquire by the
+            # holder does not wait.
+            yield nap(subscription, QUEUE_PAUSE, self.remaining())
+        return subscription
+
+    def subscribe(self, channel: str | None, left: float | None) -> Generator[Effect, Any, Any]:
+        """After a first try that found the lock held: a subscription of ``channel``
+        (None: the kind has none, or it failed and the waiter polls instead)."""
+        if channel is None:
+            return None
+        timeout = self.ref.state.settings.subscription_timeout
+        if left is not None:
+            timeout = min(timeout, left)
+        try:
+            return (yield Subscribe(self.ref.target, channel, timeout))
+        except RETRYABLE:
+            return None  # poll instead: slower hand-off, same correctness
+
+    def wait(
+        self, subscription: Any, reply: AcquireReply, *, retry: bool
+    ) -> Generator[Effect, Any, bool]:
+        """Sleep and try until granted (True) or out of time (False), from ``reply``
+        (``retry``: try once more first)."""
+        if retry:
+            reply = yield from self.attempt()
+        while True:
+            if reply.acquired:
+                return True
+            left = self.remaining()
+            if left is not None and left <= 0:
+                return False
+            woken = yield nap(subscription, self._pause(subscription, reply), left)
+            if woken and self.ref.kind.passes_on:
+                # A queued lock: the wake-up may be a grant a release passed on to this
+                # waiter, which then holds the lock with no round trip of its own.
+                granted = yield from self.ref.kind.passed_on(self.acquire, subscription)
+                if granted is not None:
+                    reply = granted
+                    continue
+            reply = yield from self.attempt()
+
+    def _pause(self, subscription: Any, reply: AcquireReply) -> float:
+        """How long to sleep before the next try: the holder's TTL, or the kind's
+        backoff, cut to the poll interval without a subscription and to a fair lock's
+        keepalive."""
+        pause = self.ref.state.settings.watchdog_timeout if reply.ttl is None else reply.ttl
+        if self.backoff is not None:
+            pause = next(self.backoff)
+        elif subscription is None:
+            pause = min(pause, POLL_WITHOUT_SUBSCRIPTION)
+        if self.keepalive is not None:
+            # each try keeps this waiter's queue entry alive (a fair lock)
+            pause = min(pause, self.keepalive)
+        return pause
 
 
 def _emit(
