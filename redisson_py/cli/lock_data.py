@@ -183,10 +183,6 @@ def read_snapshot(redis_client: Any, keys: KeyNames) -> Snapshot:
     return snapshot
 
 
-SIZING_COMMANDS = 3
-"""How many commands `queue_sizing` queues."""
-
-
 def queue_sizing(pipe: Any, name: str) -> None:
     """Queue on ``pipe`` what sizes ``name``: its type, string length and hash length."""
     pipe.type(name).strlen(name).hlen(name)

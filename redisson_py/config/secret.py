@@ -51,11 +51,3 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash((Secret, self._value))
-
-
-def as_secret(value: Secret | str | None) -> Secret | None:
-    """``None`` stays ``None``, a ``str`` is wrapped, a
-    [`Secret`][redisson_py.config.Secret] is kept."""
-    if value is None or isinstance(value, Secret):
-        return value
-    return Secret(value)

@@ -31,7 +31,7 @@ from typing import Any
 
 from redisson_py.config.addresses import Address
 from redisson_py.core.effects import Effect
-from redisson_py.core.flows.watchdog import ExpiryReports, Route, Schedule, renew_round
+from redisson_py.core.flows.watchdog import ExpiryReports, Route, Schedule
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import Hold
 from redisson_py.sync import _primitives
@@ -155,10 +155,6 @@ class Watchdog:
                 log.exception("watchdog loss report failed; the reports go on")
                 _primitives.sleep(pause)
                 pause = min(pause * 2, _primitives.ERROR_PAUSE_MAX)
-
-    def renew_now(self) -> int:
-        """Run one renewal round now; return how many holds it renewed."""
-        return (run(renew_round(self._state))).renewed
 
     def halt(self) -> None:
         """Tell the loops to stop, without waiting for them: no round starts after

@@ -22,7 +22,6 @@ and why, or [`AuthError`][redisson_py.errors.AuthError] when a server refused th
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -177,7 +176,6 @@ class Mode:
     def __init__(self, section: BaseConfig, config: Config):
         self.section = section
         self.config = config
-        self._rng = random.Random()
         self._round_robin = itertools.count()
 
     @property

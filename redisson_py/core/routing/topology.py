@@ -115,11 +115,6 @@ class TopologyView:
                 gaps.append((start, end - 1))
         return gaps
 
-    def moved_slots_of(self, other: TopologyView) -> Callable[[str], bool]:
-        """A predicate telling whether a key's master differs between ``self`` and
-        ``other`` (subscriptions on such channels must be re-established)."""
-        return lambda key: self.master_for(key) != other.master_for(key)
-
 
 def _slot_table(
     owned: Iterable[tuple[int, int, Address]],

@@ -155,7 +155,6 @@ class ClientState:
         """Semaphore permits taken through this client (released at shutdown)."""
         self.client_id = str(uuid.uuid4())
         self.pid = os.getpid()
-        self.extra: dict[str, Any] = {}
         self.closed = False
         """Set by the client's shutdown: every later call raises ClientClosedError."""
         self.deliver: Callable[[Callable[[], None]], None] = _now

@@ -197,10 +197,6 @@ class NetworkNamespace:
         finally:
             os.close(previous)
 
-    def contains_calling_thread(self) -> bool:
-        """Whether the calling thread is in this namespace now."""
-        return thread_namespace_inode() == self.inode
-
     def child_setup(self) -> Callable[[], None]:
         """See `enter_in_child`."""
         return enter_in_child(self.fd)
