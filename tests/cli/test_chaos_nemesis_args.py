@@ -15,7 +15,10 @@ from redisson_py.cli import main
         (["--topology", "redlock", "--mode", "sync-on"], "mode redlock runs on the redlock"),
         (["--mode", "sync-on,sync-off"], "one --mode per run"),
         (["--mode", "fencing"], "unknown mode 'fencing'"),
-        (["--topology", "redlock", "--mode", "queued"], "cluster run sync-on, sync-off or queued"),
+        (
+            ["--topology", "redlock", "--mode", "queued"],
+            "cluster and replicated run sync-on, sync-off or queued",
+        ),
         (["--workers", "1"], "at least 2 workers"),
         (["--duration", "0"], "the duration must be positive"),
         (["--backend", "container"], "needs the process backend"),
