@@ -312,29 +312,43 @@ def _owner_holds(fields: dict[str, str]) -> bool:
 
 def classify(snapshot: Snapshot) -> str:
     """The kind of object ``snapshot`` shows (see the module docstring)."""
-    fields = snapshot.fields
-    if snapshot.key_type == "hash" and fields is not None:
-        mode = fields.get("mode")
-        holders = {k: v for k, v in fields.items() if k != "mode"}
-        if mode in ("read", "write") and _owner_holds(holders):
-            return READ_WRITE_KIND
-        if mode is None and _owner_holds(fields):
-            if snapshot.queue or snapshot.timeouts:
-                return FAIR_KIND
-            return FENCED_KIND if snapshot.token is not None else REENTRANT_KIND
+    held = _held_lock_kind(snapshot)
+    if held is not None:
+        return held
     if snapshot.fence:
         return FENCED_RESOURCE_KIND
     if snapshot.key_type == "string" and _INTEGER.match(snapshot.value or ""):
         return PERMIT_SEMAPHORE_KIND if snapshot.permits else SEMAPHORE_OR_LATCH_KIND
     if snapshot.key_type == "none":
-        if snapshot.queue or snapshot.timeouts:
-            return FAIR_KIND  # waiters queued, nobody holds it (for now)
-        if snapshot.permits:
-            return PERMIT_SEMAPHORE_KIND  # every permit taken, no count key
-        if snapshot.token is not None:
-            return FENCED_KIND  # not held; its token counter stays
-        return NOT_LOCKED
+        return _absent_kind(snapshot)
     return OTHER
+
+
+def _held_lock_kind(snapshot: Snapshot) -> str | None:
+    """The kind of a lock hash of owner fields (None: the key is no such hash)."""
+    fields = snapshot.fields
+    if snapshot.key_type != "hash" or fields is None:
+        return None
+    mode = fields.get("mode")
+    holders = {k: v for k, v in fields.items() if k != "mode"}
+    if mode in ("read", "write") and _owner_holds(holders):
+        return READ_WRITE_KIND
+    if mode is not None or not _owner_holds(fields):
+        return None
+    if snapshot.queue or snapshot.timeouts:
+        return FAIR_KIND
+    return FENCED_KIND if snapshot.token is not None else REENTRANT_KIND
+
+
+def _absent_kind(snapshot: Snapshot) -> str:
+    """The kind of an object whose key is absent, from its other keys."""
+    if snapshot.queue or snapshot.timeouts:
+        return FAIR_KIND  # waiters queued, nobody holds it (for now)
+    if snapshot.permits:
+        return PERMIT_SEMAPHORE_KIND  # every permit taken, no count key
+    if snapshot.token is not None:
+        return FENCED_KIND  # not held; its token counter stays
+    return NOT_LOCKED
 
 
 SPIN_KIND = "spin"
@@ -383,62 +397,78 @@ def recognise(
     Where no clue decides, every candidate stays: the caller says "cannot tell".
     """
     layout = classify(snapshot)
-    evidence: list[str] = []
     counts = [int(v) for k, v in (snapshot.fields or {}).items() if k != "mode" and v.isdigit()]
     most = max(counts, default=0)
     if layout == REENTRANT_KIND:
-        candidates = [
-            REENTRANT_KIND,
-            NON_REENTRANT_KIND,
-            SPIN_KIND,
-            FAIR_KIND,
-            NON_REENTRANT_FAIR_KIND,
-        ]
-        if most > 1:
-            evidence.append(f"held {most} times by one owner: reentrant")
-            candidates = [k for k in candidates if not k.startswith("non-reentrant")]
-        listening = None if subscribers is None else subscribers.get(keys.lock_channel, 0)
-        if listening:
-            evidence.append(
-                f"{listening} client(s) wait on {keys.lock_channel}: not a spin lock (its "
-                "waiters poll) nor a fair lock (its waiters listen on channels of their own)"
-            )
-            candidates = [k for k in candidates if k in (REENTRANT_KIND, NON_REENTRANT_KIND)]
-        elif subscribers is None:
-            evidence.append("waiters unknown (classic pub/sub on a cluster)")
-        else:
-            evidence.append(
-                f"no client listens on {keys.lock_channel}: no evidence (a spin lock's "
-                "waiters poll, a fair lock with no waiter has this layout)"
-            )
-        return Recognition(layout, tuple(candidates), tuple(evidence))
+        return _recognise_reentrant_layout(most, keys, subscribers)
     if layout == FAIR_KIND:
         if most > 1:
-            evidence.append(f"held {most} times by one owner: reentrant")
-            return Recognition(layout, (FAIR_KIND,), tuple(evidence))
-        evidence.append("a waiter queue; no hold count above 1 to tell it from its twin")
-        return Recognition(layout, (FAIR_KIND, NON_REENTRANT_FAIR_KIND), tuple(evidence))
+            return Recognition(
+                layout, (FAIR_KIND,), (f"held {most} times by one owner: reentrant",)
+            )
+        evidence = ("a waiter queue; no hold count above 1 to tell it from its twin",)
+        return Recognition(layout, (FAIR_KIND, NON_REENTRANT_FAIR_KIND), evidence)
     if layout == SEMAPHORE_OR_LATCH_KIND:
-        candidates = [SEMAPHORE_KIND, LATCH_KIND, PERMIT_SEMAPHORE_KIND]
-        value = int(snapshot.value or 0)
-        if value < 0:
-            evidence.append(f"{value} is below zero: no latch (its key goes at zero)")
-            candidates.remove(LATCH_KIND)
-        if subscribers is not None:
-            on_semaphore = subscribers.get(keys.semaphore_channel, 0)
-            on_latch = subscribers.get(keys.latch_channel, 0)
-            if on_latch and not on_semaphore and LATCH_KIND in candidates:
-                evidence.append(f"{on_latch} client(s) wait on {keys.latch_channel}")
-                candidates = [LATCH_KIND]
-            elif on_semaphore and not on_latch:
-                evidence.append(f"{on_semaphore} client(s) wait on {keys.semaphore_channel}")
-                candidates = [k for k in candidates if k != LATCH_KIND]
-            elif not on_semaphore and not on_latch:
-                evidence.append("nobody waits on the semaphores' channel nor the latch's")
-        else:
-            evidence.append("waiters unknown (classic pub/sub on a cluster)")
-        return Recognition(layout, tuple(candidates), tuple(evidence))
+        return _recognise_counter(int(snapshot.value or 0), keys, subscribers)
     return Recognition(layout, (layout,))
+
+
+def _recognise_reentrant_layout(
+    most: int, keys: KeyNames, subscribers: dict[str, int] | None
+) -> Recognition:
+    """The kinds of the reentrant lock's layout a hold count of ``most`` (the highest)
+    and the lock channel's ``subscribers`` leave."""
+    evidence: list[str] = []
+    candidates = [
+        REENTRANT_KIND,
+        NON_REENTRANT_KIND,
+        SPIN_KIND,
+        FAIR_KIND,
+        NON_REENTRANT_FAIR_KIND,
+    ]
+    if most > 1:
+        evidence.append(f"held {most} times by one owner: reentrant")
+        candidates = [k for k in candidates if not k.startswith("non-reentrant")]
+    listening = None if subscribers is None else subscribers.get(keys.lock_channel, 0)
+    if listening:
+        evidence.append(
+            f"{listening} client(s) wait on {keys.lock_channel}: not a spin lock (its "
+            "waiters poll) nor a fair lock (its waiters listen on channels of their own)"
+        )
+        candidates = [k for k in candidates if k in (REENTRANT_KIND, NON_REENTRANT_KIND)]
+    elif subscribers is None:
+        evidence.append("waiters unknown (classic pub/sub on a cluster)")
+    else:
+        evidence.append(
+            f"no client listens on {keys.lock_channel}: no evidence (a spin lock's "
+            "waiters poll, a fair lock with no waiter has this layout)"
+        )
+    return Recognition(REENTRANT_KIND, tuple(candidates), tuple(evidence))
+
+
+def _recognise_counter(
+    value: int, keys: KeyNames, subscribers: dict[str, int] | None
+) -> Recognition:
+    """The kinds a plain integer ``value`` and the channels' ``subscribers`` leave."""
+    evidence: list[str] = []
+    candidates = [SEMAPHORE_KIND, LATCH_KIND, PERMIT_SEMAPHORE_KIND]
+    if value < 0:
+        evidence.append(f"{value} is below zero: no latch (its key goes at zero)")
+        candidates.remove(LATCH_KIND)
+    if subscribers is None:
+        evidence.append("waiters unknown (classic pub/sub on a cluster)")
+        return Recognition(SEMAPHORE_OR_LATCH_KIND, tuple(candidates), tuple(evidence))
+    on_semaphore = subscribers.get(keys.semaphore_channel, 0)
+    on_latch = subscribers.get(keys.latch_channel, 0)
+    if on_latch and not on_semaphore and LATCH_KIND in candidates:
+        evidence.append(f"{on_latch} client(s) wait on {keys.latch_channel}")
+        candidates = [LATCH_KIND]
+    elif on_semaphore and not on_latch:
+        evidence.append(f"{on_semaphore} client(s) wait on {keys.semaphore_channel}")
+        candidates = [k for k in candidates if k != LATCH_KIND]
+    elif not on_semaphore and not on_latch:
+        evidence.append("nobody waits on the semaphores' channel nor the latch's")
+    return Recognition(SEMAPHORE_OR_LATCH_KIND, tuple(candidates), tuple(evidence))
 
 
 def said(layout: str, candidates: list[str] | tuple[str, ...]) -> str:
@@ -633,37 +663,54 @@ def _seconds_from_now(ms: int) -> str:
 
 def format_status(entry: dict[str, Any]) -> str:
     """``entry`` (from `lock_status`) as the lines ``lock status`` prints."""
+    kind = entry["kind"]
+    lines = [_status_headline(entry)]
+    lines += [f"  evidence: {clue}" for clue in entry["evidence"]]
+    lines += _holding_lines(entry)
+    if kind != NOT_LOCKED:
+        ttl = entry["ttl_ms"]
+        lines.append(f"  ttl: {'none' if ttl is None else f'{ttl / 1000:.3f} s'}")
+    lines += _waiter_lines(entry)
+    if entry["node"]:
+        lines.append(f"  node: {entry['node']}")
+    return "\n".join(lines)
+
+
+def _status_headline(entry: dict[str, Any]) -> str:
+    """The first line of ``entry``'s status: its name and what it is."""
     name, kind = entry["name"], entry["kind"]
-    lines: list[str] = []
     if kind == NOT_LOCKED:
-        lines.append(f"{name}: not locked")
+        what = "not locked"
     elif kind == OTHER:
-        lines.append(f"{name}: not a lock (a Redis {entry['type']})")
+        what = f"not a lock (a Redis {entry['type']})"
     elif kind == READ_WRITE_KIND:
-        lines.append(f"{name}: read-write lock, {entry['mode']} mode")
+        what = f"read-write lock, {entry['mode']} mode"
     elif kind in LOCK_KINDS:
-        held = "" if entry["locked"] else ", not held"
-        lines.append(f"{name}: {said(kind, entry['kinds'])}{held}")
+        what = said(kind, entry["kinds"]) + ("" if entry["locked"] else ", not held")
     elif kind == SEMAPHORE_OR_LATCH_KIND:
         kinds = entry["kinds"]
         if kinds == [LATCH_KIND]:
-            what = "its count"
+            value = "its count"
         elif LATCH_KIND not in kinds:
-            what = "available permits"
+            value = "available permits"
         else:
-            what = "a semaphore's available permits, or a latch's count"
-        lines.append(f"{name}: {said(kind, kinds)}: {entry['value']} ({what})")
+            value = "a semaphore's available permits, or a latch's count"
+        what = f"{said(kind, kinds)}: {entry['value']} ({value})"
     elif kind == PERMIT_SEMAPHORE_KIND:
         permits = entry["permits"]
-        lines.append(
-            f"{name}: permit-expirable semaphore: {permits['available']} available, "
+        what = (
+            f"permit-expirable semaphore: {permits['available']} available, "
             f"{len(permits['acquired'])} acquired"
         )
     else:
         where = "absent" if entry["type"] is None else f"a Redis {entry['type']}"
-        lines.append(f"{name}: fenced resource ({where})")
-    for clue in entry["evidence"]:
-        lines.append(f"  evidence: {clue}")
+        what = f"fenced resource ({where})"
+    return f"{name}: {what}"
+
+
+def _holding_lines(entry: dict[str, Any]) -> list[str]:
+    """``entry``'s holders, token, acquired permits and fence, a line each."""
+    lines = []
     for holder in entry["holders"]:
         role = f"{holder['mode']} holder" if holder["mode"] else "holder"
         lines.append(
@@ -684,21 +731,22 @@ def format_status(entry: dict[str, Any]) -> str:
     if entry["fence"] is not None:
         fence = entry["fence"]
         lines.append(f"  fence: highest token {fence['token']}, owner {fence['owner']}")
-    if kind != NOT_LOCKED:
-        ttl = entry["ttl_ms"]
-        lines.append(f"  ttl: {'none' if ttl is None else f'{ttl / 1000:.3f} s'}")
-    waiters = entry["waiters"]
-    if kind == FAIR_KIND:
-        lines.append(f"  waiters: {waiters} queued")
-        for place, waiter in enumerate(entry["queue"], 1):
-            timeout = waiter["timeout_ms"]
-            when = "no timeout" if timeout is None else f"timeout {_seconds_from_now(timeout)}"
-            alive = waiter.get("alive_ms")
-            if alive is not None:
-                when += f", keepalive (server clock) until {_seconds_from_now(alive)}"
-            lines.append(f"  {place}. {waiter['client_id']} owner {waiter['owner_id']}: {when}")
-    elif kind != FENCED_RESOURCE_KIND:
-        lines.append(f"  waiters: {'unknown' if waiters is None else waiters}")
-    if entry["node"]:
-        lines.append(f"  node: {entry['node']}")
-    return "\n".join(lines)
+    return lines
+
+
+def _waiter_lines(entry: dict[str, Any]) -> list[str]:
+    """``entry``'s waiters: a fair lock's queue in order, else their count."""
+    kind, waiters = entry["kind"], entry["waiters"]
+    if kind == FENCED_RESOURCE_KIND:
+        return []
+    if kind != FAIR_KIND:
+        return [f"  waiters: {'unknown' if waiters is None else waiters}"]
+    lines = [f"  waiters: {waiters} queued"]
+    for place, waiter in enumerate(entry["queue"], 1):
+        timeout = waiter["timeout_ms"]
+        when = "no timeout" if timeout is None else f"timeout {_seconds_from_now(timeout)}"
+        alive = waiter.get("alive_ms")
+        if alive is not None:
+            when += f", keepalive (server clock) until {_seconds_from_now(alive)}"
+        lines.append(f"  {place}. {waiter['client_id']} owner {waiter['owner_id']}: {when}")
+    return lines

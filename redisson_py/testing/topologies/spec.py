@@ -449,20 +449,19 @@ def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+_KIND_WORDS: tuple[tuple[type, str], ...] = (
+    (type(None), "an empty document"),
+    (bool, "a boolean"),  # before int: a bool is an int
+    (int, "an integer"),
+    (str, "a string"),
+    (list, "a list"),
+    (dict, "a mapping"),
+)
+
+
 def _kind(value: object) -> str:
-    if value is None:
-        return "an empty document"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    """What ``value`` is, in a problem's words."""
+    return next((words for t, words in _KIND_WORDS if isinstance(value, t)), type(value).__name__)
 
 
 def _string(
