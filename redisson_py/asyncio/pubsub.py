@@ -129,14 +129,7 @@ class _Listener:
                     raise
                 except Exception as error:
                     failure = error
-            for kind, channel, data in received:
-                if kind in ("message", "smessage"):
-                    self.service._deliver(channel, data)
-                elif kind in ("subscribe", "ssubscribe"):
-                    event = self.confirmations.pop(channel, None)
-                    if event is not None:
-                        event.set()
-                    self.service._confirmed(self.address)
+            self._dispatch(received)
             if failure is not None:
                 if not self.stopped:
                     await self.service._listener_failed(self, failure)
@@ -144,6 +137,18 @@ class _Listener:
             if time.monotonic() - swept >= READ_TICK:
                 swept = time.monotonic()
                 await self.service._sweep()
+
+    def _dispatch(self, received: list[tuple[str, str, Any]]) -> None:
+        """Deliver each message received (a read's batch) to its channel's waiters, and
+        mark each subscription it confirms."""
+        for kind, channel, data in received:
+            if kind in ("message", "smessage"):
+                self.service._deliver(channel, data)
+            elif kind in ("subscribe", "ssubscribe"):
+                event = self.confirmations.pop(channel, None)
+                if event is not None:
+                    event.set()
+                self.service._confirmed(self.address)
 
     async def _check_health(
         self, heard: float, pinged: float | None

@@ -41,7 +41,9 @@ ErrorOf = Callable[[str], BaseException]
 """redis-py's ``parse_error``: the exception an error reply's text stands for."""
 
 
-def parse(data: bytes, pos: int, error_of: ErrorOf) -> tuple[Any, int]:
+# One return per RESP2 type, in one function: it parses every reply the threaded shell
+# reads, and a call more per reply (to split it) is paid on each.
+def parse(data: bytes, pos: int, error_of: ErrorOf) -> tuple[Any, int]:  # noqa: PLR0911
     """The reply that starts at ``data[pos]`` and the position after it, or
     (`INCOMPLETE`, ``pos``) when ``data`` ends first. An error reply is returned as
     its exception, raised only when redis-py raises it too (a ``ConnectionError``

@@ -268,32 +268,40 @@ def interpret(planned: Planned, replies: list[Any]) -> Outcome:
         # the flow undoes it at once as it does a write too few replicas acknowledged.
         return Done(_result(planned, replies))
     if errors:
-        if not planned.use_eval and any(code == "NOSCRIPT" for code, _, _ in errors):
-            # Nothing ran (a script that is not loaded does nothing); send the source.
-            return Resend(replace(planned, use_eval=True))
-        code, rest, first = errors[0]
-        if code in ("MOVED", "ASK"):
-            if planned.hops >= MAX_REDIRECTS or isinstance(planned.effect, Direct):
-                note_node(first, planned.address)
-                return Fail(first, suspect=True)
-            host, port = _redirect_target(rest)
-            target = planned.address.with_endpoint(host, port)
-            asking = code == "ASK"
-            return Resend(
-                replace(planned, address=target, asking=asking, hops=planned.hops + 1),
-                moved=not asking,
-            )
-        address = str(planned.address)
-        if code in REFUSALS:
-            # Refused before it ran (see refusals): nothing was applied. The flows retry
-            # a transient refusal as a connection error and name it when they give up.
-            refusal = refused(code, rest, address)
-            refusal.__cause__ = first
-            note_node(refusal, address)
-            return Fail(refusal, suspect=code in STALE_VIEW)
-        note_node(first, address)
-        return Fail(first)
+        return _interpret_errors(planned, errors)
     return Done(_result(planned, replies))
+
+
+def _interpret_errors(
+    planned: Planned, errors: list[tuple[str, str, ResponseError]]
+) -> Resend | Fail:
+    """What the error replies ``errors`` (code, rest of the text, the error) mean: send
+    again (the script's source, or to where a redirect points), or fail."""
+    if not planned.use_eval and any(code == "NOSCRIPT" for code, _, _ in errors):
+        # Nothing ran (a script that is not loaded does nothing); send the source.
+        return Resend(replace(planned, use_eval=True))
+    code, rest, first = errors[0]
+    if code in ("MOVED", "ASK"):
+        if planned.hops >= MAX_REDIRECTS or isinstance(planned.effect, Direct):
+            note_node(first, planned.address)
+            return Fail(first, suspect=True)
+        host, port = _redirect_target(rest)
+        target = planned.address.with_endpoint(host, port)
+        asking = code == "ASK"
+        return Resend(
+            replace(planned, address=target, asking=asking, hops=planned.hops + 1),
+            moved=not asking,
+        )
+    address = str(planned.address)
+    if code in REFUSALS:
+        # Refused before it ran (see refusals): nothing was applied. The flows retry
+        # a transient refusal as a connection error and name it when they give up.
+        refusal = refused(code, rest, address)
+        refusal.__cause__ = first
+        note_node(refusal, address)
+        return Fail(refusal, suspect=code in STALE_VIEW)
+    note_node(first, address)
+    return Fail(first)
 
 
 _ADDRESS_TEXT: dict[Address, str] = {}

@@ -140,13 +140,7 @@ def check_cluster(topology: Topology) -> list[SlotRange]:
     agreed: list[tuple[int, int, int]] | None = None
     agreed_map: list[SlotRange] = []
     for node in up:
-        info = parse_info(str(node.command("CLUSTER", "INFO")))
-        if info.get("cluster_state") != "ok":
-            raise NotYet(f"{node.name} reports cluster_state {info.get('cluster_state')}")
-        if info.get("cluster_slots_ok") != str(CLUSTER_SLOTS):
-            raise NotYet(f"{node.name} sees {info.get('cluster_slots_ok')} slots ok")
-        if info.get("cluster_known_nodes") != str(total):
-            raise NotYet(f"{node.name} knows {info.get('cluster_known_nodes')} of {total} nodes")
+        _check_cluster_info(node, total)
         slot_map = parse_cluster_slots(node.command("CLUSTER", "SLOTS"))
         shape = [(r.start, r.end, r.master_port) for r in slot_map]
         if agreed is None:
@@ -162,12 +156,28 @@ def check_cluster(topology: Topology) -> list[SlotRange]:
         if port not in up_ports:
             raise NotYet(f"slots are still served by port {port}, which is not running")
     for node in up:
-        info = node.info("replication")
-        if info.get("role") == "slave" and info.get("master_link_status") != "up":
-            raise NotYet(f"{node.name}'s link to its master is not up yet")
-        # A node that came back (restart, resume) keeps a fail flag in others' views until
-        # gossip clears it; such a cluster may refuse a manual failover.
-        for entry in parse_cluster_nodes(str(node.command("CLUSTER", "NODES"))):
-            if entry.port in up_ports and (entry.failed or not entry.connected):
-                raise NotYet(f"{node.name} still flags port {entry.port} {sorted(entry.flags)}")
+        _check_cluster_links(node, up_ports)
     return agreed_map
+
+
+def _check_cluster_info(node: Node, total: int) -> None:
+    """``node`` says cluster_state ok, all slots ok, and knows ``total`` nodes."""
+    info = parse_info(str(node.command("CLUSTER", "INFO")))
+    if info.get("cluster_state") != "ok":
+        raise NotYet(f"{node.name} reports cluster_state {info.get('cluster_state')}")
+    if info.get("cluster_slots_ok") != str(CLUSTER_SLOTS):
+        raise NotYet(f"{node.name} sees {info.get('cluster_slots_ok')} slots ok")
+    if info.get("cluster_known_nodes") != str(total):
+        raise NotYet(f"{node.name} knows {info.get('cluster_known_nodes')} of {total} nodes")
+
+
+def _check_cluster_links(node: Node, up_ports: set[int]) -> None:
+    """``node``'s link to its master is up (a replica), and it flags no running node."""
+    info = node.info("replication")
+    if info.get("role") == "slave" and info.get("master_link_status") != "up":
+        raise NotYet(f"{node.name}'s link to its master is not up yet")
+    # A node that came back (restart, resume) keeps a fail flag in others' views until
+    # gossip clears it; such a cluster may refuse a manual failover.
+    for entry in parse_cluster_nodes(str(node.command("CLUSTER", "NODES"))):
+        if entry.port in up_ports and (entry.failed or not entry.connected):
+            raise NotYet(f"{node.name} still flags port {entry.port} {sorted(entry.flags)}")

@@ -652,22 +652,9 @@ class Topology:
         """Write the state file another process reads to find and stop this topology."""
         write_state(self.directory, self.state())
 
-    def stop(self) -> None:
-        """Remove every node (processes killed, containers removed), free the ports,
-        delete the topology's directory; with ``network="namespace"`` also stop the
-        clients ``network.popen`` started and delete the namespace (and its cuts).
-        Idempotent; never leaves a node running.
-
-        Raises [`TopologyError`][redisson_py.testing.TopologyError] on a shared topology
-        (see [`share`][redisson_py.testing.Topology.share]).
-        """
-        self.guard("stop the topology")
-        if self._stopped:
-            return
-        self._stopped = True
-        cleanup.unregister(self)
-        for node in self.nodes:
-            node.close()
+    def _remove_nodes(self) -> list[BaseException]:
+        """Remove every node's process or container (at once, where the backend can);
+        the errors met."""
         removers: list[Callable[[], None]] = [
             node.runtime.remove for node in self.nodes if node.has_runtime
         ]
@@ -685,6 +672,25 @@ class Topology:
                     remove()
                 except Exception as exc:
                     errors.append(exc)
+        return errors
+
+    def stop(self) -> None:
+        """Remove every node (processes killed, containers removed), free the ports,
+        delete the topology's directory; with ``network="namespace"`` also stop the
+        clients ``network.popen`` started and delete the namespace (and its cuts).
+        Idempotent; never leaves a node running.
+
+        Raises [`TopologyError`][redisson_py.testing.TopologyError] on a shared topology
+        (see [`share`][redisson_py.testing.Topology.share]).
+        """
+        self.guard("stop the topology")
+        if self._stopped:
+            return
+        self._stopped = True
+        cleanup.unregister(self)
+        for node in self.nodes:
+            node.close()
+        errors = self._remove_nodes()
         for node in self.nodes:
             node.state = "removed"
         namespace_left = False
