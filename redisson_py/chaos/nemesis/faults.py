@@ -136,57 +136,72 @@ class Nemesis:
         return struck
 
     def _strike(self, fault: Fault) -> Struck:
-        kind, topology = fault.kind, self.topology
-        if kind in ("partition", "one-way"):
-            self._partition(fault.side_a, fault.side_b, one_way=kind == "one-way")
-            sides = {"side_a": list(fault.side_a), "side_b": list(fault.side_b)}
-            return Struck(fault, sides, topology.heal)
-        if kind == "isolate-master":
-            master = self.resolve(fault.target)
-            inside = [master.name, *fault.side_a]
-            self._partition(inside, self._everyone_but(inside), one_way=False)
-            if self._managed() and master.role() == "master":
-                new = managed_failover(topology, master, demote_old=False)
-                targets = {"side_a": inside, "promoted": new.name}
-                return Struck(fault, targets, lambda: self._heal_then_demote(master, new))
-            return Struck(fault, {"side_a": inside}, topology.heal)
-        if kind == "managed-failover":
-            master = self.resolve(fault.target)
-            new = managed_failover(topology, master, demote_old=False)
-            targets = {"master": master.name, "promoted": new.name}
-            return Struck(fault, targets, lambda: _demote(master, new))
-        if kind == "replica-cut":
-            master = self.resolve(fault.target)
-            replicas = [r.name for r in topology.replicas_of(master)]
-            if not replicas:
-                return Struck(fault, skipped=f"{master.name} has no running replica")
-            self._partition([master.name], replicas, one_way=False)
-            return Struck(fault, {"master": master.name, "replicas": replicas}, topology.heal)
-        if kind == "pause":
-            node = self.resolve(fault.target)
-            was_master = self._managed() and node.kind == "redis" and node.role() == "master"
-            node.pause()
-            if was_master:
-                new = managed_failover(topology, node, demote_old=False)
+        strikes: dict[str, Callable[[Fault], Struck]] = {
+            "partition": self._cut,
+            "one-way": self._cut,
+            "isolate-master": self._isolate_master,
+            "managed-failover": self._managed_failover,
+            "replica-cut": self._replica_cut,
+            "pause": self._pause,
+            "kill": self._kill,
+            "pause-worker": self._pause_worker,
+            "clock-jump": self._clock_jump,
+        }
+        strike = strikes.get(fault.kind)
+        if strike is None:
+            raise TopologyError(f"unknown fault kind {fault.kind!r}")
+        return strike(fault)
 
-                def resume_then_demote() -> None:
-                    node.resume()
-                    _demote(node, new)
+    def _cut(self, fault: Fault) -> Struck:
+        self._partition(fault.side_a, fault.side_b, one_way=fault.kind == "one-way")
+        sides = {"side_a": list(fault.side_a), "side_b": list(fault.side_b)}
+        return Struck(fault, sides, self.topology.heal)
 
-                return Struck(fault, {"node": node.name, "promoted": new.name}, resume_then_demote)
+    def _isolate_master(self, fault: Fault) -> Struck:
+        master = self.resolve(fault.target)
+        inside = [master.name, *fault.side_a]
+        self._partition(inside, self._everyone_but(inside), one_way=False)
+        if self._managed() and master.role() == "master":
+            new = managed_failover(self.topology, master, demote_old=False)
+            targets = {"side_a": inside, "promoted": new.name}
+            return Struck(fault, targets, lambda: self._heal_then_demote(master, new))
+        return Struck(fault, {"side_a": inside}, self.topology.heal)
+
+    def _managed_failover(self, fault: Fault) -> Struck:
+        master = self.resolve(fault.target)
+        new = managed_failover(self.topology, master, demote_old=False)
+        targets = {"master": master.name, "promoted": new.name}
+        return Struck(fault, targets, lambda: _demote(master, new))
+
+    def _replica_cut(self, fault: Fault) -> Struck:
+        master = self.resolve(fault.target)
+        replicas = [r.name for r in self.topology.replicas_of(master)]
+        if not replicas:
+            return Struck(fault, skipped=f"{master.name} has no running replica")
+        self._partition([master.name], replicas, one_way=False)
+        return Struck(fault, {"master": master.name, "replicas": replicas}, self.topology.heal)
+
+    def _pause(self, fault: Fault) -> Struck:
+        node = self.resolve(fault.target)
+        was_master = self._managed() and node.kind == "redis" and node.role() == "master"
+        node.pause()
+        if not was_master:
             return Struck(fault, {"node": node.name}, node.resume)
-        if kind == "kill":
-            return self._kill(fault)
-        if kind == "pause-worker":
-            return self._pause_worker(fault)
-        if kind == "clock-jump":
-            node = self.resolve(fault.target)
-            clock = self.clocks.get(node.name)
-            if clock is None:
-                return Struck(fault, skipped=f"{node.name} was not started on a fake clock")
-            clock.jump(fault.jump)
-            return Struck(fault, {"node": node.name, "jump": fault.jump}, clock.reset)
-        raise TopologyError(f"unknown fault kind {kind!r}")
+        new = managed_failover(self.topology, node, demote_old=False)
+
+        def resume_then_demote() -> None:
+            node.resume()
+            _demote(node, new)
+
+        return Struck(fault, {"node": node.name, "promoted": new.name}, resume_then_demote)
+
+    def _clock_jump(self, fault: Fault) -> Struck:
+        node = self.resolve(fault.target)
+        clock = self.clocks.get(node.name)
+        if clock is None:
+            return Struck(fault, skipped=f"{node.name} was not started on a fake clock")
+        clock.jump(fault.jump)
+        return Struck(fault, {"node": node.name, "jump": fault.jump}, clock.reset)
 
     def _managed(self) -> bool:
         """Whether the nemesis plays the managed service's failovers (replicated)."""
