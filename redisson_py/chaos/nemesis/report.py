@@ -50,16 +50,16 @@ def promises_no_overlap(mode: str, schedule: str) -> bool:
     return schedule == "network" and mode in ("sync-on", "redlock", "queued")
 
 
+_UNFENCED = {"redlock": "RedLock", "queued": "queued lock"}
+"""The modes whose lock has no token: the journal is the only oracle."""
+
+
 def promise(mode: str, schedule: str) -> str:
     """What a run of ``mode`` under ``schedule`` promises, for the table."""
-    if mode == "redlock":
+    if mode in _UNFENCED:
         if schedule == "network":
-            return "no overlap (RedLock: no token, the journal is the oracle)"
-        return "nothing (RedLock: no token; no lease survives a stall)"
-    if mode == "queued":
-        if schedule == "network":
-            return "no overlap (queued lock: no token, the journal is the oracle)"
-        return "nothing (queued lock: no token; no lease survives a stall)"
+            return f"no overlap ({_UNFENCED[mode]}: no token, the journal is the oracle)"
+        return f"nothing ({_UNFENCED[mode]}: no token; no lease survives a stall)"
     if schedule == "process":
         return "only fencing: no stale write accepted"
     if mode == "sync-on":
