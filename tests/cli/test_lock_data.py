@@ -16,9 +16,7 @@ from redisson_py.cli.lock_data import (
     said,
 )
 from redisson_py.core import keyspace
-from redisson_py.core.flows import count_down_latch as latch_flows
-from redisson_py.core.flows import permit_semaphore as permit_flows
-from redisson_py.core.flows import semaphore as semaphore_flows
+from redisson_py.core.flows import count_down_latch, permit_semaphore, semaphore
 from redisson_py.core.flows.lock_kinds import FAIR, FENCED, READ
 from redisson_py.core.routing import naming
 
@@ -32,13 +30,13 @@ def test_key_names_are_the_librarys(name: str, by_slot: bool) -> None:
     keys = KeyNames.of(name, by_slot=by_slot)
     assert (keys.fair_queue, keys.fair_timeouts, keys.fair_alive) == FAIR.aux_keys(name, by_slot)
     assert (keys.fenced_token,) == FENCED.aux_keys(name, by_slot)
-    assert (keys.permits,) == permit_flows.LAYOUT.aux(name, by_slot)
+    assert (keys.permits,) == permit_semaphore.LAYOUT.aux(name, by_slot)
     assert keys.lock_channel == keyspace.lock_channel(name, by_slot=by_slot)
     assert keys.read_write_channel == naming.prefixed_name(
         READ.channel_prefix, name, by_slot=by_slot
     )
-    assert keys.semaphore_channel == semaphore_flows.LAYOUT.channel(name, by_slot)
-    assert keys.latch_channel == latch_flows.LAYOUT.channel(name, by_slot)
+    assert keys.semaphore_channel == semaphore.LAYOUT.channel(name, by_slot)
+    assert keys.latch_channel == count_down_latch.LAYOUT.channel(name, by_slot)
     if by_slot:  # every key in the name's slot
         slot = naming.key_slot(name)
         for key in (

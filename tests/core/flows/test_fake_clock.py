@@ -24,9 +24,7 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds
-from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.flows import lock, lock_kinds, watchdog
 from redisson_py.core.state.client_state import ClientState, LockSettings
 from redisson_py.sync._primitives import RUNTIME
 
@@ -87,7 +85,7 @@ def test_a_timed_wait_ends_when_the_fake_clock_passes_its_deadline() -> None:
     ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
     log: list[str] = []
     started = time.monotonic()
-    acquired = drive_contended_wait(lock_flows.try_lock(ref, 2.5, None), clock, log)
+    acquired = drive_contended_wait(lock.try_lock(ref, 2.5, None), clock, log)
     assert acquired is False
     assert clock.now == 1002.5  # the waits added up to the wait time, exactly
     assert log[:2] == ["acquire", "subscribe"] and log[-1] == "unsubscribe"
@@ -104,7 +102,7 @@ def test_the_watchdog_renews_when_the_fake_clock_reaches_a_third_of_its_timeout(
         "res", owner, 1, target=Target(), lease=None, ttl=30.0,
         now=clock(), on_lost=lambda hold, reason: None,
     )  # fmt: skip
-    schedule = renewal.Schedule(state)
+    schedule = watchdog.Schedule(state)
     assert schedule.wake_at(state) == 1010.0  # a renewal every 30 / 3 s
 
     clock.advance(9.0)  # not due yet: a step renews nothing and sends nothing

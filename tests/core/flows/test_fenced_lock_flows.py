@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from redisson_py.core.effects import Call, CallResult, ScriptCommand, Subscribe, Unsubscribe
-from redisson_py.core.flows import fenced_lock as fenced_flows
-from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import fenced_lock, lock_kinds
 from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.routing.naming import key_slot
 from redisson_py.core.scripts.fenced_lock import ACQUIRE_FENCED
@@ -41,7 +40,7 @@ def finish(flow: Any, value: Any) -> Any:
 
 def test_the_acquire_sends_the_fenced_script_and_returns_the_token() -> None:
     ref = make_ref()
-    flow = fenced_flows.try_lock_and_get_token(ref, 0.0, None)
+    flow = fenced_lock.try_lock_and_get_token(ref, 0.0, None)
     call = next(flow)
     assert isinstance(call, Call)
     command = call.commands[0]
@@ -52,13 +51,13 @@ def test_the_acquire_sends_the_fenced_script_and_returns_the_token() -> None:
 
 
 def test_a_refused_acquire_returns_no_token() -> None:
-    flow = fenced_flows.try_lock_and_get_token(make_ref(), 0.0, None)
+    flow = fenced_lock.try_lock_and_get_token(make_ref(), 0.0, None)
     next(flow)
     assert finish(flow, CallResult(([0, 5000],))) is None
 
 
 def test_a_waiting_acquire_returns_the_token_of_the_grant_it_got() -> None:
-    flow = fenced_flows.try_lock_and_get_token(make_ref(), 5.0, None)
+    flow = fenced_lock.try_lock_and_get_token(make_ref(), 5.0, None)
     next(flow)
     assert isinstance(flow.send(CallResult(([0, 100],))), Subscribe)
     flow.send(object())  # subscribed: tries again

@@ -15,9 +15,7 @@ from redis.exceptions import ResponseError
 from test_lock_flows import Stepper
 
 from redisson_py.core.effects import Call, CallResult, ScriptCommand, Sleep
-from redisson_py.core.flows import calls, lock_kinds
-from redisson_py.core.flows import fenced_lock as fenced_flows
-from redisson_py.core.flows import fenced_resource as fencing
+from redisson_py.core.flows import calls, fenced_lock, fenced_resource, lock_kinds
 from redisson_py.core.flows.fenced_resource import Fence, ResourceRef
 from redisson_py.core.flows.lock_kinds import FENCED
 from redisson_py.core.routing.naming import key_slot
@@ -72,7 +70,7 @@ def refused(highest: int, tie: bool) -> CallResult:
 
 def test_a_write_runs_the_fenced_script_on_keys_of_one_slot() -> None:
     ref = make_ref()
-    step = Stepper(fencing.write(ref, 7, SET, ("100",)))
+    step = Stepper(fenced_resource.write(ref, 7, SET, ("100",)))
     command = script_of(step.effect)
     assert command.script is FENCED_WRITE
     resource, record, latch = command.keys
@@ -87,7 +85,7 @@ def test_a_write_runs_the_fenced_script_on_keys_of_one_slot() -> None:
 
 @pytest.mark.parametrize("name", ["a{tag}b", "a}b", "foo{}{bar}", "{x"])
 def test_names_with_braces_keep_every_key_in_the_resource_slot(name: str) -> None:
-    command = script_of(Stepper(fencing.write(make_ref(name), 1, SET, ("v",))).effect)
+    command = script_of(Stepper(fenced_resource.write(make_ref(name), 1, SET, ("v",))).effect)
     assert {key_slot(key) for key in command.keys} == {key_slot(name)}
 
 
@@ -97,15 +95,15 @@ def test_off_a_cluster_the_record_has_redissons_form() -> None:
 
 def test_a_fence_writes_as_the_lock_owner_it_names() -> None:
     fence = Fence(12, "lock-client:42")
-    command = script_of(Stepper(fencing.write(make_ref(), fence, SET, ("x",))).effect)
+    command = script_of(Stepper(fenced_resource.write(make_ref(), fence, SET, ("x",))).effect)
     assert command.args[:2] == ("12", "lock-client:42")
 
 
 def test_an_hset_sends_its_pairs_and_a_delete_nothing() -> None:
-    pairs = fencing.hset_arguments("ledger", {"balance": 100, b"note": "x"})
-    command = script_of(Stepper(fencing.write(make_ref(), 3, HSET, pairs)).effect)
+    pairs = fenced_resource.hset_arguments("ledger", {"balance": 100, b"note": "x"})
+    command = script_of(Stepper(fenced_resource.write(make_ref(), 3, HSET, pairs)).effect)
     assert command.args[3:] == ("hset", "balance", 100, b"note", "x")
-    command = script_of(Stepper(fencing.write(make_ref(), 3, "del")).effect)
+    command = script_of(Stepper(fenced_resource.write(make_ref(), 3, "del")).effect)
     assert command.args[3:] == ("del",)
 
 
@@ -117,7 +115,7 @@ def test_an_hset_sends_its_pairs_and_a_delete_nothing() -> None:
     ],
 )
 def test_a_refused_write_raises_stale_token_error(reply: CallResult, tie: bool, why: str) -> None:
-    step = Stepper(fencing.write(make_ref(), 7, SET, ("x",)))
+    step = Stepper(fenced_resource.write(make_ref(), 7, SET, ("x",)))
     with pytest.raises(StaleTokenError, match=why) as raised:
         step.send(reply)
     error = raised.value
@@ -127,7 +125,7 @@ def test_a_refused_write_raises_stale_token_error(reply: CallResult, tie: bool, 
 
 
 def test_a_write_retried_after_a_lost_reply_keeps_its_request_id() -> None:
-    step = Stepper(fencing.write(make_ref(), 7, SET, ("x",)))
+    step = Stepper(fenced_resource.write(make_ref(), 7, SET, ("x",)))
     first = script_of(step.effect)
     assert isinstance(step.throw(RedisConnectionError("reply lost")), Sleep)
     second = script_of(step.send(None))
@@ -137,7 +135,7 @@ def test_a_write_retried_after_a_lost_reply_keeps_its_request_id() -> None:
 
 def test_a_write_gives_up_after_the_configured_retries_with_an_error_naming_the_resource() -> None:
     ref = make_ref()
-    step = Stepper(calls.guarded(ref, fencing.write(ref, 7, SET, ("x",))))
+    step = Stepper(calls.guarded(ref, fenced_resource.write(ref, 7, SET, ("x",))))
     for _ in range(2):
         assert isinstance(step.throw(RedisConnectionError("down")), Sleep)
         step.send(None)
@@ -148,7 +146,7 @@ def test_a_write_gives_up_after_the_configured_retries_with_an_error_naming_the_
 
 def test_an_error_reply_is_a_redisson_error_naming_the_resource_and_node() -> None:
     ref = make_ref()
-    step = Stepper(calls.guarded(ref, fencing.write(ref, 7, HSET, ("f", "v"))))
+    step = Stepper(calls.guarded(ref, fenced_resource.write(ref, 7, HSET, ("f", "v"))))
     with pytest.raises(
         RedissonError,
         match=f"fenced resource 'ledger': {ADDRESS} answered with an error: WRONGTYPE",
@@ -160,7 +158,7 @@ def test_a_shut_down_client_refuses_the_write() -> None:
     ref = make_ref()
     ref.state.closed = True
     with pytest.raises(ClientClosedError, match="fenced resource 'ledger'"):
-        next(fencing.write(ref, 7, SET, ("x",)))
+        next(fenced_resource.write(ref, 7, SET, ("x",)))
 
 
 @pytest.mark.parametrize(
@@ -178,11 +176,11 @@ def test_a_shut_down_client_refuses_the_write() -> None:
 )
 def test_bad_tokens_are_refused_before_any_command(token: object, error: type) -> None:
     with pytest.raises(error, match="fenced resource 'ledger'"):
-        next(fencing.write(make_ref(), token, SET, ("x",)))  # type: ignore[arg-type]
+        next(fenced_resource.write(make_ref(), token, SET, ("x",)))  # type: ignore[arg-type]
 
 
 def test_the_largest_token_is_sent_exactly() -> None:
-    command = script_of(Stepper(fencing.write(make_ref(), 2**63 - 1, SET, ("x",))).effect)
+    command = script_of(Stepper(fenced_resource.write(make_ref(), 2**63 - 1, SET, ("x",))).effect)
     assert command.args[0] == "9223372036854775807"
 
 
@@ -192,22 +190,22 @@ def test_the_largest_token_is_sent_exactly() -> None:
 )
 def test_bad_hset_mappings_are_refused(mapping: object, error: type) -> None:
     with pytest.raises(error, match="fenced resource 'ledger'"):
-        fencing.hset_arguments("ledger", mapping)
+        fenced_resource.hset_arguments("ledger", mapping)
 
 
 def test_reads_decode_their_replies() -> None:
     ref = make_ref()
-    step = Stepper(fencing.get(ref))
+    step = Stepper(fenced_resource.get(ref))
     assert isinstance(step.effect, Call) and step.effect.commands == (("GET", "ledger"),)
     step.send(CallResult((b"100",)))
     assert step.result == b"100"
-    step = Stepper(fencing.highest_token(ref))
+    step = Stepper(fenced_resource.highest_token(ref))
     assert isinstance(step.effect, Call)
     assert step.effect.commands == (("HGET", "redisson_py_fence:{ledger}", "token"),)
     step.send(CallResult((None,)))
     assert step.done and step.result is None
     for reply in ([b"a", b"1", b"b", b"2"], {b"a": b"1", b"b": b"2"}):  # RESP2, RESP3
-        step = Stepper(fencing.hgetall(ref))
+        step = Stepper(fenced_resource.hgetall(ref))
         step.send(CallResult((reply,)))
         assert step.result == {b"a": b"1", b"b": b"2"}
 
@@ -219,7 +217,7 @@ def make_lock_ref() -> lock_kinds.LockRef:
 
 def test_the_fence_is_the_holders_token_and_owner_read_in_one_script() -> None:
     ref = make_lock_ref()
-    step = Stepper(fenced_flows.fence(ref))
+    step = Stepper(fenced_lock.fence(ref))
     command = script_of(step.effect)
     assert command.script is FENCE_OF_HOLDER
     assert command.keys == ("ledger", "redisson_lock_token:{ledger}")
@@ -232,6 +230,6 @@ def test_the_fence_is_the_holders_token_and_owner_read_in_one_script() -> None:
     ("reply", "why"), [([0], "it does not hold the lock"), ([1], "taken as a plain lock")]
 )
 def test_no_fence_without_a_fenced_hold(reply: list[int], why: str) -> None:
-    step = Stepper(fenced_flows.fence(make_lock_ref()))
+    step = Stepper(fenced_lock.fence(make_lock_ref()))
     with pytest.raises(LockNotOwnedError, match=why):
         step.send(CallResult((reply,)))

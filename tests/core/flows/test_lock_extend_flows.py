@@ -12,15 +12,14 @@ from test_lock_flows import Stepper, granted, make_ref
 
 from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, ScriptCommand
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import lock, lock_kinds
 from redisson_py.core.state import losses
 from redisson_py.errors import ArgumentError, LockNotOwnedError
 
 
 def leased_hold(lease: float) -> lock_kinds.LockRef:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, lease))
+    step = Stepper(lock.try_lock(ref, 0.0, lease))
     step.send(granted())
     assert step.done and step.result is True
     return ref
@@ -31,7 +30,7 @@ def test_an_old_lease_ending_while_the_extension_is_in_flight_is_not_a_loss() ->
     lost: list[str] = []
     hold = ref.state.holds.all_holds()[0]
     hold.on_lost = lambda hold, reason: lost.append(reason)
-    step = Stepper(lock_flows.extend(ref, 5.0))
+    step = Stepper(lock.extend(ref, 5.0))
     assert isinstance(step.effect, Call)
     command = step.effect.commands[0]
     assert isinstance(command, ScriptCommand) and command.script is scripts.EXTEND
@@ -53,7 +52,7 @@ def test_an_old_lease_ending_while_the_extension_is_in_flight_is_not_a_loss() ->
 
 def test_a_hold_gone_at_the_extension_is_left_for_the_watchdog_to_report() -> None:
     ref = leased_hold(10.0)
-    step = Stepper(lock_flows.extend(ref, 5.0))
+    step = Stepper(lock.extend(ref, 5.0))
     with pytest.raises(LockNotOwnedError, match="vanished"):
         step.send(CallResult((None,)))
     assert ref.state.holds.expires_at("res", ref.owner) is not None  # still to report
@@ -61,7 +60,7 @@ def test_a_hold_gone_at_the_extension_is_left_for_the_watchdog_to_report() -> No
 
 def test_a_watchdog_hold_is_refused_before_any_call() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     step.send(granted())
     with pytest.raises(ArgumentError, match="watchdog"):
-        next(lock_flows.extend(ref, 5.0))
+        next(lock.extend(ref, 5.0))

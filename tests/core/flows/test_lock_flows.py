@@ -28,8 +28,7 @@ from redisson_py.core.effects import (
     Unsubscribe,
     WaitSignal,
 )
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds
+from redisson_py.core.flows import lock, lock_kinds
 from redisson_py.core.flows.calls import QUEUE_PAUSE
 from redisson_py.core.state import losses
 from redisson_py.core.state.client_state import ClientState, LockSettings
@@ -104,7 +103,7 @@ def test_holds_the_owner_does_not_count_are_released_at_its_next_acquire() -> No
     # margin; on a partition's old master, for as long as it was renewed there): a
     # reentrant grant then counts it. Released at once, so one unlock ends the new hold.
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     drop = step.send(granted(3))
     assert isinstance(drop, Call) and len(drop.commands) == 2
     assert all(script_of_command(c).script is scripts.RELEASE for c in drop.commands)
@@ -112,7 +111,7 @@ def test_holds_the_owner_does_not_count_are_released_at_its_next_acquire() -> No
     assert step.done and step.result is True
     assert ref.state.holds.count("res", ref.owner, 0.0) == 1
     # A reentrant acquire of a hold the client counts is left alone.
-    again = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    again = Stepper(lock.try_lock(ref, 0.0, None))
     again.send(granted(2))
     assert again.done and ref.state.holds.count("res", ref.owner, 0.0) == 2
 
@@ -124,7 +123,7 @@ def script_of_command(command: Any) -> ScriptCommand:
 
 def test_uncontended_acquire_is_one_call_and_records_the_hold() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     command = script_of(step.effect)
     assert command.script is scripts.ACQUIRE
     lease, owner, latch, request_id = command.args
@@ -139,7 +138,7 @@ def test_uncontended_acquire_is_one_call_and_records_the_hold() -> None:
 
 def test_a_waiter_subscribes_then_sleeps_at_most_the_holders_ttl() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 5.0, 10.0))
+    step = Stepper(lock.try_lock(ref, 5.0, 10.0))
     effect = step.send(held(200))
     assert isinstance(effect, Subscribe) and effect.channel == "redisson_lock__channel:{res}"
     subscription = object()
@@ -170,7 +169,7 @@ def joined(behind: int = 0) -> SimpleNamespace:
 
 def test_a_waiter_joins_a_live_subscription_before_its_first_try_and_tries_once() -> None:
     ref = listening_ref()
-    step = Stepper(lock_flows.try_lock(ref, 5.0, 10.0))
+    step = Stepper(lock.try_lock(ref, 5.0, 10.0))
     effect = step.effect
     assert isinstance(effect, Subscribe) and effect.channel == CHANNEL and effect.live_only
     subscription = joined()
@@ -188,7 +187,7 @@ def test_a_waiter_joins_a_live_subscription_before_its_first_try_and_tries_once(
 
 
 def test_a_live_subscription_gone_before_the_join_leaves_the_usual_path() -> None:
-    step = Stepper(lock_flows.try_lock(listening_ref(), 5.0, 10.0))
+    step = Stepper(lock.try_lock(listening_ref(), 5.0, 10.0))
     assert isinstance(step.effect, Subscribe) and step.effect.live_only
     effect = step.send(None)  # no longer live: nothing joined
     assert script_of(effect).script is scripts.ACQUIRE
@@ -200,7 +199,7 @@ def test_a_live_subscription_gone_before_the_join_leaves_the_usual_path() -> Non
 
 def test_an_early_joiner_that_gets_the_lock_at_once_leaves_the_subscription() -> None:
     ref = listening_ref()
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     subscription = joined()
     step.send(subscription)
     step.send(granted())
@@ -211,7 +210,7 @@ def test_an_early_joiner_that_gets_the_lock_at_once_leaves_the_subscription() ->
 
 def test_a_waiter_behind_its_clients_sleepers_lets_them_go_first() -> None:
     ref = listening_ref()
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     subscription = joined(behind=2)
     effect = step.send(subscription)
     # No try yet: it sleeps on the subscription, QUEUE_PAUSE at most, then tries.
@@ -223,10 +222,10 @@ def test_a_waiter_behind_its_clients_sleepers_lets_them_go_first() -> None:
 
 def test_a_holders_reentrant_acquire_does_not_wait_behind_sleepers() -> None:
     ref = listening_ref()
-    first = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    first = Stepper(lock.try_lock(ref, 0.0, None))
     first.send(granted())
     assert first.result is True
-    again = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    again = Stepper(lock.try_lock(ref, 5.0, None))
     effect = again.send(joined(behind=3))
     assert script_of(effect).script is scripts.ACQUIRE  # at once
     again.send(granted(2))
@@ -235,28 +234,28 @@ def test_a_holders_reentrant_acquire_does_not_wait_behind_sleepers() -> None:
 
 
 def test_a_short_wait_behind_sleepers_still_tries_at_its_deadline() -> None:
-    step = Stepper(lock_flows.try_lock(listening_ref(), 0.05, None))
+    step = Stepper(lock.try_lock(listening_ref(), 0.05, None))
     effect = step.send(joined(behind=1))
     assert isinstance(effect, WaitSignal) and effect.timeout <= 0.05
     assert script_of(step.send(False)).script is scripts.ACQUIRE
 
 
 def test_no_join_for_a_try_that_does_not_wait() -> None:
-    step = Stepper(lock_flows.try_lock(listening_ref(), 0.0, None))
+    step = Stepper(lock.try_lock(listening_ref(), 0.0, None))
     assert script_of(step.effect).script is scripts.ACQUIRE
     step.send(held(5000))
     assert step.done and step.result is False
 
 
 def test_try_lock_without_wait_gives_up_at_once() -> None:
-    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
+    step = Stepper(lock.try_lock(make_ref(), 0.0, None))
     step.send(held(5000))
     assert step.done and step.result is False
 
 
 def test_every_attempt_of_one_acquire_carries_its_request_id() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, None, None))  # lock(): waits through errors
+    step = Stepper(lock.try_lock(ref, None, None))  # lock(): waits through errors
     first = script_of(step.effect)
     # Past the per-command retries (2 here) and on into the waiting loop: a late run of
     # any earlier attempt must find the same latch, or it would count a second hold.
@@ -270,7 +269,7 @@ def test_every_attempt_of_one_acquire_carries_its_request_id() -> None:
 
 def test_a_stale_request_starts_a_new_one_at_once() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     first = script_of(step.effect)
     # {2, 0}: an earlier attempt was applied, but its hold is gone (or it was undone).
     again = script_of(step.send(CallResult(([2, 0],))))
@@ -281,7 +280,7 @@ def test_a_stale_request_starts_a_new_one_at_once() -> None:
 
 def test_a_wait_that_ends_on_an_unanswered_attempt_undoes_it_in_the_background() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     request_id = script_of(step.effect).args[3]
     effect = step.throw(RedisConnectionError("no reply"))  # deadline already reached
     assert isinstance(effect, Background)
@@ -292,7 +291,7 @@ def test_a_wait_that_ends_on_an_unanswered_attempt_undoes_it_in_the_background()
 
 
 def test_a_wait_that_ends_after_a_refusal_leaves_nothing_to_undo() -> None:
-    step = Stepper(lock_flows.try_lock(make_ref(), 0.0, None))
+    step = Stepper(lock.try_lock(make_ref(), 0.0, None))
     assert step.send(held(5000)) is None
     assert step.done and step.result is False
 
@@ -306,7 +305,7 @@ def test_a_refusal_after_an_unanswered_attempt_still_undoes_the_request() -> Non
         runtime=replace(RUNTIME, clock=lambda: now[0]),
     )
     ref = lock_kinds.LockRef("res", f"{state.client_id}:1", Target(), state)
-    step = Stepper(lock_flows.try_lock(ref, 1.0, None))
+    step = Stepper(lock.try_lock(ref, 1.0, None))
     request_id = script_of(step.effect).args[3]
     assert isinstance(step.throw(RedisConnectionError("no reply")), Sleep)
     now[0] = 1.0  # the retry is the wait's last try
@@ -321,7 +320,7 @@ def test_a_refusal_after_an_unanswered_attempt_still_undoes_the_request() -> Non
 
 def test_an_unsynced_grant_is_undone_and_reported() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     assert isinstance(step.effect, Call) and step.effect.sync_replicas == 1.0
     request_id = script_of(step.effect).args[3]
     undo = step.send(granted(required=1, synced=0))
@@ -333,13 +332,13 @@ def test_an_unsynced_grant_is_undone_and_reported() -> None:
 
 
 def test_sync_can_be_switched_off() -> None:
-    step = Stepper(lock_flows.try_lock(make_ref(check_lock_synced_slaves=False), 0.0, None))
+    step = Stepper(lock.try_lock(make_ref(check_lock_synced_slaves=False), 0.0, None))
     assert isinstance(step.effect, Call) and step.effect.sync_replicas is None
 
 
 def test_an_interrupted_acquire_is_undone_if_it_applied() -> None:
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     request_id = script_of(step.effect).args[3]
     effect = step.throw(KeyboardInterrupt())
     assert isinstance(effect, Background)
@@ -350,14 +349,14 @@ def test_an_interrupted_acquire_is_undone_if_it_applied() -> None:
 
 
 def test_unlock_of_nothing_raises() -> None:
-    step = Stepper(lock_flows.unlock(make_ref()))
+    step = Stepper(lock.unlock(make_ref()))
     assert script_of(step.effect).script is scripts.RELEASE
     with pytest.raises(LockNotOwnedError, match="not locked by this owner"):
         step.send(CallResult((None,)))
 
 
 def test_a_retried_release_reuses_its_request_id() -> None:
-    step = Stepper(lock_flows.unlock(make_ref()))
+    step = Stepper(lock.unlock(make_ref()))
     first = script_of(step.effect)
     step.throw(RedisConnectionError("reply lost"))
     again = script_of(step.send(None))
@@ -367,7 +366,7 @@ def test_a_retried_release_reuses_its_request_id() -> None:
 
 
 def test_a_waiting_acquire_outlasts_a_failover() -> None:
-    step = Stepper(lock_flows.try_lock(make_ref(), None, None))  # lock(): no deadline
+    step = Stepper(lock.try_lock(make_ref(), None, None))  # lock(): no deadline
     for _ in range(6):  # three times the per-command retries
         assert isinstance(step.throw(RedisConnectionError("master gone")), Sleep)
         step.send(None)
@@ -379,18 +378,18 @@ def test_unlock_of_a_hold_reported_lost_raises_lock_not_owned_whatever_the_relea
     # A cluster's minority master refuses the release (CLUSTERDOWN), a partition makes
     # it time out: the owner was told its hold was lost, and that is what unlock says.
     ref = make_ref()
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     step.send(granted())
     hold = ref.state.holds.get("res", ref.owner)
     assert hold is not None
     losses.report_expired(ref.state, hold.expires_at)
-    unlock = Stepper(lock_flows.unlock(ref))
+    unlock = Stepper(lock.unlock(ref))
     assert isinstance(unlock.effect, Call)
     with pytest.raises(LockNotOwnedError, match="reported lost") as raised:
         unlock.throw(RedisConnectionError("Timeout connecting"))  # one try, no retry
     assert "releasing what may be left of it failed too" in str(raised.value)
     assert isinstance(raised.value.__cause__, RedisConnectionError)
     # Told once: the next unlock finds nothing of it.
-    again = Stepper(lock_flows.unlock(ref))
+    again = Stepper(lock.unlock(ref))
     with pytest.raises(LockNotOwnedError, match="not locked by this owner"):
         again.send(CallResult((None,)))

@@ -29,9 +29,7 @@ from redisson_py.core.effects import (
     WaitSignal,
     to_millis,
 )
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds, queued_lock
-from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.flows import lock, lock_kinds, queued_lock, watchdog
 from redisson_py.core.flows.backoff import ConstantBackOff, ExponentialBackOff
 from redisson_py.core.scripts import fair_lock, read_write_lock
 from redisson_py.core.state.client_state import ClientState, LockSettings
@@ -59,7 +57,7 @@ def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() 
     ref = make_ref(lock_kinds.FAIR, fair_lock_wait_timeout=300.0)
     clock = ref.state.clock
     assert isinstance(clock, FakeClock)
-    step = Stepper(lock_flows.try_lock(ref, 2.0, None))
+    step = Stepper(lock.try_lock(ref, 2.0, None))
     command = command_of(step.effect)
     assert command.script is fair_lock.ACQUIRE_FAIR
     assert command.keys == (
@@ -102,18 +100,18 @@ def test_a_fair_waiter_queues_listens_on_its_own_channel_and_leaves_the_queue() 
 
 def test_a_fair_lock_tried_once_never_queues_and_lock_waits_use_the_wait_timeout() -> None:
     ref = make_ref(lock_kinds.FAIR, fair_lock_wait_timeout=7.0)
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     assert command_of(step.effect).args[6] == "0"
     step.send(held(100))
     assert step.done and step.result is False  # nothing to leave: no Background undo
-    forever = Stepper(lock_flows.try_lock(ref, None, None))
+    forever = Stepper(lock.try_lock(ref, None, None))
     args = command_of(forever.effect).args
     assert args[4] == 7000 and args[6] == "1"
 
 
 def test_a_queued_fair_waiter_tries_every_keepalive_interval_however_long_the_ttl() -> None:
     ref = make_ref(lock_kinds.FAIR)
-    step = Stepper(lock_flows.try_lock(ref, None, None))
+    step = Stepper(lock.try_lock(ref, None, None))
     assert isinstance(step.send(held(30_000)), Subscribe)
     step.send(object())
     for _ in range(3):
@@ -122,7 +120,7 @@ def test_a_queued_fair_waiter_tries_every_keepalive_interval_however_long_the_tt
         assert isinstance(wait, WaitSignal) and wait.timeout == fair_lock.KEEPALIVE_INTERVAL
         assert command_of(step.send(False)).script is fair_lock.ACQUIRE_FAIR
     # a reentrant lock's waiter sleeps the holder's TTL
-    plain = Stepper(lock_flows.try_lock(make_ref(lock_kinds.LockKind()), None, None))
+    plain = Stepper(lock.try_lock(make_ref(lock_kinds.LockKind()), None, None))
     plain.send(held(30_000))
     plain.send(object())
     wait = plain.send(held(30_000))
@@ -131,7 +129,7 @@ def test_a_queued_fair_waiter_tries_every_keepalive_interval_however_long_the_tt
 
 def test_a_spin_lock_polls_with_its_backoff_and_never_subscribes() -> None:
     ref = make_ref(lock_kinds.SpinKind(ConstantBackOff(0.05)))
-    step = Stepper(lock_flows.try_lock(ref, 1.0, None))
+    step = Stepper(lock.try_lock(ref, 1.0, None))
     sleeps = []
     for _ in range(3):
         effect = step.send(held(30_000))
@@ -162,10 +160,10 @@ def test_a_spin_lock_release_publishes_nothing() -> None:
 @pytest.mark.parametrize("kind", [lock_kinds.NON_REENTRANT, lock_kinds.NON_REENTRANT_FAIR])
 def test_a_non_reentrant_lock_refuses_its_holder_at_once(kind: lock_kinds.LockKind) -> None:
     ref = make_ref(kind)
-    first = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    first = Stepper(lock.try_lock(ref, 5.0, None))
     first.send(granted())
     assert first.done and first.result is True
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     with pytest.raises(LockReentryError, match="not reentrant"):
         step.send(CallResult(([3, 0],)))
 
@@ -177,7 +175,7 @@ def test_a_leftover_the_owner_does_not_count_is_released_and_the_acquire_retried
     # The server still has a hold this client reported lost (told at its safe end, a
     # moment before its key expires): not a reentry, a leftover to drop.
     ref = make_ref(kind)
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     drop = step.send(CallResult(([3, 0],)))
     assert isinstance(drop, Call)
     [release] = drop.commands
@@ -191,14 +189,14 @@ def test_a_leftover_the_owner_does_not_count_is_released_and_the_acquire_retried
 
 def test_read_and_write_holds_use_their_fields_and_the_read_holds_their_timeout_keys() -> None:
     read = make_ref(lock_kinds.READ)
-    command = command_of(Stepper(lock_flows.try_lock(read, 0.0, None)).effect)
+    command = command_of(Stepper(lock.try_lock(read, 0.0, None)).effect)
     assert command.script is read_write_lock.ACQUIRE_READ
     latches = "redisson_py_acquire:{res}"  # the request ids, out of the lock's hash
     assert command.keys == ("res", f"{{res}}:{read.owner}:rwlock_timeout", latches)
     assert command.args[4] == read.owner + ":write"
     assert read.channel == "redisson_rwlock:{res}"
     write = make_ref(lock_kinds.WRITE)
-    command = command_of(Stepper(lock_flows.try_lock(write, 0.0, None)).effect)
+    command = command_of(Stepper(lock.try_lock(write, 0.0, None)).effect)
     assert command.script is read_write_lock.ACQUIRE_WRITE and command.args[1].endswith(":write")
     assert command.keys == ("res", latches)
     assert write.kind.release(write).args[0] == "1"  # a write unlock wakes every waiter
@@ -219,7 +217,7 @@ def test_the_watchdog_renews_read_holds_with_the_read_script_in_their_own_call()
             on_lost=lambda hold, reason: None,
             kind=kind,
         )
-    gather = next(renewal.renew_round(state))
+    gather = next(watchdog.renew_round(state))
     assert isinstance(gather, Gather)
     scripts_sent = sorted(
         (c.commands[0].script.name, c.commands[0].keys)  # type: ignore[union-attr]
@@ -252,13 +250,13 @@ def test_a_release_carries_the_request_ids_of_the_hold_it_releases(
     ref = make_ref(kind)
     sent = []
     for count in (1, 2):
-        step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+        step = Stepper(lock.try_lock(ref, 0.0, None))
         sent.append(command_of(step.effect).args)
         step.send(granted(count))
     ids = ref.state.holds.acquire_ids("res", ref.owner)
     assert len(ids) == 2
     assert all(request_id in args for request_id, args in zip(ids, sent, strict=True))
-    release = lock_flows.release_command(ref)
+    release = lock.release_command(ref)
     field = keyspace.acquire_field(ref.owner)
     assert release.args[release.args.index(field) + 1 :] == ids
     assert kind.release(ref).args[-1] == field  # no ids: no check
@@ -269,7 +267,7 @@ def test_the_release_of_a_hold_reported_lost_still_carries_its_request_ids() -> 
     # held up in a partition and run after the owner's next acquire, without the ids it
     # would release that new hold (found by the nemesis, cluster, seed 102).
     ref = make_ref(lock_kinds.REENTRANT)
-    step = Stepper(lock_flows.try_lock(ref, 0.0, None))
+    step = Stepper(lock.try_lock(ref, 0.0, None))
     step.send(granted(1))
     holds = ref.state.holds
     hold = holds.get("res", ref.owner)
@@ -278,7 +276,7 @@ def test_the_release_of_a_hold_reported_lost_still_carries_its_request_ids() -> 
     assert holds.take_lost(hold, "gone")
     assert holds.acquire_ids("res", ref.owner) == ids
     field = keyspace.acquire_field(ref.owner)
-    release = lock_flows.release_command(ref)
+    release = lock.release_command(ref)
     assert release.args[release.args.index(field) + 1 :] == ids
     holds.released("res", ref.owner, 0)  # the unlock is done: nothing is known any more
     assert holds.acquire_ids("res", ref.owner) == ()

@@ -32,9 +32,7 @@ from redisson_py import ConnectError, RedissonError, ServerRefusedError
 from redisson_py.config.addresses import parse_address
 from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Gather, Sleep, Subscribe
-from redisson_py.core.flows import calls, lock_kinds
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import multilock as multi_flows
+from redisson_py.core.flows import calls, lock, lock_kinds, multilock
 from redisson_py.core.routing import failures, refusals
 from redisson_py.core.routing.refusals import (
     REFUSALS,
@@ -356,7 +354,7 @@ def test_a_wait_retries_a_refusal_to_its_deadline_and_names_it() -> None:
     # Every retry is the wait's own (outlast_failures): see the next test for the
     # call's own retries.
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 2.0, None)))
+    step = Stepper(calls.guarded(ref, lock.try_lock(ref, 2.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         _refuse_until_the_deadline(step, clock, NOREPLICAS)
     assert clock.now == pytest.approx(2.0)  # every pause, cut to the deadline
@@ -370,7 +368,7 @@ def test_a_wait_retries_a_refusal_to_its_deadline_and_names_it() -> None:
 def test_a_refusal_retried_within_one_call_leaves_nothing_to_undo() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=4)  # the call's own retries, before the wait's
-    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
+    step = Stepper(calls.guarded(ref, lock.try_lock(ref, 1.0, None)))
     with pytest.raises(ServerRefusedError):
         _refuse_until_the_deadline(step, clock, NOREPLICAS)
 
@@ -378,7 +376,7 @@ def test_a_refusal_retried_within_one_call_leaves_nothing_to_undo() -> None:
 def test_a_wait_that_sees_the_refusal_end_gets_the_lock() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(lock_flows.try_lock(ref, 5.0, None))
+    step = Stepper(lock.try_lock(ref, 5.0, None))
     for _ in range(3):
         assert isinstance(step.throw(_refusal(NOREPLICAS)), Sleep)
         clock.now += 0.5
@@ -393,7 +391,7 @@ def test_a_refusal_at_the_last_try_leaves_nothing_to_undo() -> None:
     attempt can have applied anything (an unanswered one would: see test_lock_flows)."""
     clock = Clock()
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(lock_flows.try_lock(ref, 1.0, None))
+    step = Stepper(lock.try_lock(ref, 1.0, None))
     effect = step.send(held(5000))
     assert isinstance(effect, Subscribe)
     effect = step.throw(RedisConnectionError("no pub/sub"))  # polls instead
@@ -406,7 +404,7 @@ def test_a_refusal_at_the_last_try_leaves_nothing_to_undo() -> None:
 def test_loading_is_a_refusal_not_an_unanswered_acquire() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 1.0, None)))
+    step = Stepper(calls.guarded(ref, lock.try_lock(ref, 1.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         _refuse_until_the_deadline(step, clock, "LOADING Redis is loading the dataset in memory")
     assert (raised.value.refusal, raised.value.address) == ("LOADING", ADDRESS)
@@ -416,7 +414,7 @@ def test_loading_is_a_refusal_not_an_unanswered_acquire() -> None:
 def test_a_lasting_refusal_is_raised_at_once() -> None:
     clock = Clock()
     ref = make_ref(clock)
-    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
+    step = Stepper(calls.guarded(ref, lock.try_lock(ref, 5.0, None)))
     with pytest.raises(ServerRefusedError) as raised:
         step.throw(_refusal("OOM command not allowed when used memory > 'maxmemory'."))
     assert raised.value.refusal == "OOM" and not raised.value.transient
@@ -426,7 +424,7 @@ def test_a_lasting_refusal_is_raised_at_once() -> None:
 def test_a_key_of_another_type_fails_at_once_with_the_hint() -> None:
     clock = Clock()
     ref = make_ref(clock)
-    step = Stepper(calls.guarded(ref, lock_flows.try_lock(ref, 5.0, None)))
+    step = Stepper(calls.guarded(ref, lock.try_lock(ref, 5.0, None)))
     with pytest.raises(RedissonError, match="something other than a lock") as raised:
         step.throw(_refusal("WRONGTYPE Operation against a key holding the wrong kind of value"))
     assert not isinstance(raised.value, ServerRefusedError)
@@ -437,7 +435,7 @@ def test_lock_waits_through_refusals_for_ever_and_says_so(
 ) -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=0)
-    step = Stepper(lock_flows.try_lock(ref, None, None))  # lock(): no deadline
+    step = Stepper(lock.try_lock(ref, None, None))  # lock(): no deadline
     with caplog.at_level(logging.WARNING, logger="redisson_py.lock"):
         for _ in range(12):
             assert isinstance(step.throw(_refusal(NOREPLICAS)), Sleep)
@@ -452,10 +450,10 @@ def test_lock_waits_through_refusals_for_ever_and_says_so(
 def test_unlock_retries_a_refusal_through_its_retries_then_names_it() -> None:
     clock = Clock()
     ref = make_ref(clock, retry_attempts=3)
-    take = Stepper(lock_flows.try_lock(ref, 0.0, 10.0))
+    take = Stepper(lock.try_lock(ref, 0.0, 10.0))
     take.send(granted())
     assert take.result is True
-    step = Stepper(calls.guarded(ref, lock_flows.unlock(ref)))
+    step = Stepper(calls.guarded(ref, lock.unlock(ref)))
     pauses = []
     with pytest.raises(ServerRefusedError) as raised:
         while True:
@@ -475,7 +473,7 @@ def test_unlock_retries_a_refusal_through_its_retries_then_names_it() -> None:
 def test_an_undo_retries_a_refusal_until_it_is_answered() -> None:
     clock = Clock()
     ref = make_ref(clock)
-    command = lock_flows.AcquireRequest(ref, None).undo_command()
+    command = lock.AcquireRequest(ref, None).undo_command()
     step = Stepper(calls.undo_in_background(ref, command, 30.0))
     assert script_of(step.effect) is command
     assert isinstance(step.throw(_refusal("BUSY Redis is busy running a script.")), Sleep)
@@ -488,12 +486,10 @@ def test_a_refused_member_of_a_group_is_not_undone() -> None:
     clock = Clock()
     refs = [make_ref(clock), make_ref(clock)]
     outcomes = [
-        multi_flows._Outcome(None, _refusal(NOREPLICAS), lock_flows.AcquireRequest(refs[0], None)),
-        multi_flows._Outcome(
-            None, RedisConnectionError("lost"), lock_flows.AcquireRequest(refs[1], None)
-        ),
+        multilock._Outcome(None, _refusal(NOREPLICAS), lock.AcquireRequest(refs[0], None)),
+        multilock._Outcome(None, RedisConnectionError("lost"), lock.AcquireRequest(refs[1], None)),
     ]
-    step = Stepper(multi_flows._undo_round(refs, outcomes, 1.0))
+    step = Stepper(multilock._undo_round(refs, outcomes, 1.0))
     assert isinstance(step.effect, Gather)
     assert [call.route for call in step.effect.calls] == [refs[1].name]  # the unanswered one
     assert step.send([CallResult((0,))]) is None and step.done

@@ -15,8 +15,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from test_watchdog_flows import TARGET, finish, gather_of, make_state, script, take
 
 from redisson_py.core.effects import CallResult, Effect, Gather, Sleep
-from redisson_py.core.flows import shutdown
-from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.flows import shutdown, watchdog
 from redisson_py.core.state import losses
 from redisson_py.core.state.client_state import ClientState
 from redisson_py.core.state.holds import HELD_PAST_CAP, Hold, Taken
@@ -55,7 +54,7 @@ def test_a_hold_past_its_cap_is_only_checked_then_reported_held_past_max_hold_ti
     state, lost = make_state()
     take(state, lost, "free", None)
     hold = capped(state, lost, "capped", 1.0)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     command = script(gather_of(flow, next(flow)))
     assert command.keys == ("free", "capped")
     assert command.args[3:] == ("1", "0")  # renew the uncapped one, only check the capped
@@ -154,7 +153,7 @@ def test_the_last_renewal_before_the_cap_makes_the_key_expire_at_the_cap() -> No
     hold = take(state, lost, "a", None)  # watchdog timeout 3 s
     hold.renew_until, hold.max_hold = time.monotonic() + 1.0, 5.0  # 1 s of the cap left
     hold.expires_at = time.monotonic() + 0.5  # as the renewal before left it
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     ttl_ms = script(gather_of(flow, next(flow))).args[0]
     assert isinstance(ttl_ms, int) and 900 <= ttl_ms <= 1000  # not 3000
     finish(flow, [CallResult(([1],))])

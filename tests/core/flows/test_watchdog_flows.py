@@ -18,7 +18,7 @@ from test_fake_clock import FakeClock
 
 from redisson_py.core import scripts
 from redisson_py.core.effects import Call, CallResult, Effect, Gather, ScriptCommand
-from redisson_py.core.flows import watchdog as renewal
+from redisson_py.core.flows import watchdog
 from redisson_py.core.routing.refusals import refused
 from redisson_py.core.state import holds, losses
 from redisson_py.core.state.client_state import ClientState, LockSettings
@@ -75,7 +75,7 @@ def test_watchdog_holds_are_renewed_and_leased_ones_only_checked() -> None:
     state, lost = make_state()
     take(state, lost, "a", None)
     take(state, lost, "b", 60.0)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     gather = gather_of(flow, next(flow))
     command = script(gather)
     assert command.keys == ("a", "b")
@@ -93,7 +93,7 @@ def test_watchdog_holds_are_renewed_and_leased_ones_only_checked() -> None:
 def test_a_round_of_watchdog_holds_sends_no_flags() -> None:
     state, lost = make_state()
     take(state, lost, "a", None)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     command = script(gather_of(flow, next(flow)))
     assert len(command.args) == 2  # the TTL and one owner: Redisson's own shape
 
@@ -101,7 +101,7 @@ def test_a_round_of_watchdog_holds_sends_no_flags() -> None:
 def test_a_connection_error_is_resent_once_in_the_same_round() -> None:
     state, lost = make_state()
     take(state, lost, "a", None)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     first = gather_of(flow, next(flow))
     again = gather_of(flow, flow.send([RedisConnectionError("Connection closed by server.")]))
     assert again.calls == first.calls
@@ -112,12 +112,12 @@ def test_a_connection_error_is_resent_once_in_the_same_round() -> None:
 def test_a_timeout_is_not_resent_and_a_failing_node_is_probed() -> None:
     state, lost = make_state()
     take(state, lost, "a", None)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     outcome = finish(flow, [RedisTimeoutError("Timeout reading")])  # no resend
     assert len(outcome.failing) == 1 and lost == []  # not at its safe end yet: not lost
 
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     flow.send([RedisConnectionError("refused")])
     outcome = finish(flow, [RedisConnectionError("refused")])
@@ -138,19 +138,19 @@ def test_a_lease_that_ran_out_is_reported_without_io() -> None:
 
 def test_rounds_and_reports_wake_on_their_own_timers() -> None:
     state, lost = make_state()
-    schedule = renewal.Schedule(state)
-    reports = renewal.ExpiryReports()
+    schedule = watchdog.Schedule(state)
+    reports = watchdog.ExpiryReports()
     assert schedule.wake_at(state) == schedule.next_round
     assert reports.wake_at(state) == math.inf  # no hold, nothing to report
     hold = take(state, lost, "a", 0.5)
     assert schedule.wake_at(state) == schedule.next_round  # rounds do not wait for leases
-    assert reports.wake_at(state) == hold.expires_at - renewal.REPORT_GAP
+    assert reports.wake_at(state) == hold.expires_at - watchdog.REPORT_GAP
     schedule.ask()
     flow = schedule.step(state)
     next(flow)  # a full round at once, though the interval has not passed
     flow.send([RedisConnectionError("refused")])
     finish(flow, [RedisConnectionError("refused")])
-    assert schedule.next_probe - time.monotonic() <= renewal.PROBE_INTERVAL
+    assert schedule.next_probe - time.monotonic() <= watchdog.PROBE_INTERVAL
 
 
 def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
@@ -166,7 +166,7 @@ def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
         )  # fmt: skip
 
     holds_ = [take_at("a", 1.0), take_at("b", 1.01), take_at("c", 1.02)]
-    reports = renewal.ExpiryReports()
+    reports = watchdog.ExpiryReports()
     told_at: dict[str, float] = {}
     while len(told_at) < 3:
         clock.advance(max(0.0, reports.wake_at(state) - clock()))
@@ -175,7 +175,7 @@ def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
             told_at.setdefault(hold.name, clock())
     for hold in holds_:
         early = hold.expires_at - told_at[hold.name]
-        assert 0 <= early <= renewal.REPORT_GAP + 1e-9, (hold.name, early)
+        assert 0 <= early <= watchdog.REPORT_GAP + 1e-9, (hold.name, early)
     # Three safe ends 10 ms apart cost two wake-ups, not three.
     assert told_at["a"] < told_at["b"] == told_at["c"]
 
@@ -208,11 +208,11 @@ def synced_state(clock: FakeClock) -> tuple[ClientState, list[tuple[Hold, str]],
 
 def test_with_replica_sync_a_renewal_asks_the_replicas_to_acknowledge_it() -> None:
     state, _, _ = synced_state(FakeClock())
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     [call] = gather_of(flow, next(flow)).calls
     assert isinstance(call, Call) and call.sync_replicas == 0.5
     state.settings = LockSettings(watchdog_timeout=3.0, check_lock_synced_slaves=False)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     [call] = gather_of(flow, next(flow)).calls
     assert isinstance(call, Call) and call.sync_replicas is None
 
@@ -228,7 +228,7 @@ def test_a_renewal_the_replicas_did_not_acknowledge_does_not_count() -> None:
     state.listeners = (events.append,)
     for _ in range(2):
         clock.advance(1.0)
-        flow = renewal.renew_round(state)
+        flow = watchdog.renew_round(state)
         next(flow)
         outcome = finish(flow, [CallResult(([1],), required=1, synced=0, address="m:1")])
         assert outcome.renewed == 0 and len(outcome.failing) == 1  # probed again soon
@@ -248,12 +248,12 @@ def test_an_acknowledged_renewal_in_time_keeps_the_hold() -> None:
     clock = FakeClock()
     state, lost, hold = synced_state(clock)
     clock.advance(1.0)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     finish(flow, [CallResult(([1],), required=1, synced=0)])
     clock.advance(0.25)
     sent = clock()
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     clock.advance(0.3)  # the WAIT took 0.3 s
     outcome = finish(flow, [CallResult(([1],), required=1, synced=1)])
@@ -266,7 +266,7 @@ def test_a_renewal_confirmed_after_the_safe_end_does_not_undo_the_loss() -> None
     clock = FakeClock()
     state, lost, _ = synced_state(clock)
     clock.advance(2.5)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     clock.advance(1.0)  # the reply came after the safe end had passed
     finish(flow, [CallResult(([1],), required=1, synced=1)])
@@ -277,7 +277,7 @@ def test_an_unreachable_node_until_the_safe_end_is_reported_as_such() -> None:
     clock = FakeClock()
     state, lost, hold = synced_state(clock)
     clock.advance(1.0)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     finish(flow, [RedisTimeoutError("Timeout reading from m:1")])
     clock.advance(hold.expires_at - clock())
@@ -291,7 +291,7 @@ def test_a_node_refusing_renewals_until_the_safe_end_is_reported_as_such() -> No
     clock = FakeClock()
     state, lost, hold = synced_state(clock)
     clock.advance(1.0)
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     next(flow)
     refusal = refused("CLUSTERDOWN", "The cluster is down", "m:1")
     outcome = finish(flow, [refusal])
@@ -314,7 +314,7 @@ def test_a_round_sends_on_the_route_and_delivers_what_it_finds() -> None:
     queued: list[Any] = []
     state.deliver = queued.append
     state.listeners = (lambda event: None,)
-    flow = renewal.renew_round(state, route=lambda target: twin if target is TARGET else None)
+    flow = watchdog.renew_round(state, route=lambda target: twin if target is TARGET else None)
     gather = gather_of(flow, next(flow))
     assert [call.target for call in gather.calls] == [twin]
     finish(flow, [CallResult(replies=([1, 0],))])
@@ -347,7 +347,7 @@ def test_a_finished_owners_hold_is_only_checked_then_reported_at_its_safe_end() 
             now=time.monotonic(),
             on_lost=record,
         )
-    flow = renewal.renew_round(state)
+    flow = watchdog.renew_round(state)
     command = script(gather_of(flow, next(flow)))
     assert command.keys == ("a", "b", "c")
     assert command.args[4:] == ("0", "1", "1")  # check a, renew b and c
