@@ -15,9 +15,15 @@ from test_lock_kinds_flows import command_of, make_ref
 
 from redisson_py.core import keyspace
 from redisson_py.core.effects import Background, Call, CallResult, Subscribe, WaitSignal
-from redisson_py.core.flows import lock as lock_flows
-from redisson_py.core.flows import lock_kinds, queued_lock
-from redisson_py.core.scripts import queued_lock as scripts
+from redisson_py.core.flows import lock, lock_kinds, queued_lock
+from redisson_py.core.scripts.queued_lock import (
+    ACQUIRE_QUEUED,
+    GRANT_TTL,
+    KEEPALIVE_INTERVAL,
+    RELEASE_QUEUED,
+    TAKE_UP,
+    UNDO_QUEUED,
+)
 from redisson_py.core.state.holds import safe_end
 
 
@@ -35,9 +41,9 @@ def waiting(
     """A waiter refused once, subscribed, refused again (its queue entry refreshed at the
     send time returned), now asleep on its channel."""
     clock: Any = ref.state.clock
-    step = Stepper(lock_flows.try_lock(ref, wait, lease))
+    step = Stepper(lock.try_lock(ref, wait, lease))
     command = command_of(step.effect)
-    assert command.script is scripts.ACQUIRE_QUEUED
+    assert command.script is ACQUIRE_QUEUED
     request_id = str(command.args[3])
     subscribe = step.send(held(20_000))
     assert isinstance(subscribe, Subscribe)
@@ -48,13 +54,13 @@ def waiting(
     assert command_of(step.send(subscription)).args[3] == request_id  # tried again
     wait_signal = step.send(held(20_000))
     assert isinstance(wait_signal, WaitSignal)
-    assert wait_signal.timeout == pytest.approx(scripts.KEEPALIVE_INTERVAL)
+    assert wait_signal.timeout == pytest.approx(KEEPALIVE_INTERVAL)
     return step, request_id, subscription, sent
 
 
 def test_a_grant_writes_the_acquire_field_the_lock_kinds_read() -> None:
     field = f"'{keyspace.ACQUIRE_FIELD_PREFIX}' .. head"
-    assert field in scripts.ACQUIRE_QUEUED.source and field in scripts.RELEASE_QUEUED.source
+    assert field in ACQUIRE_QUEUED.source and field in RELEASE_QUEUED.source
 
 
 def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None:
@@ -68,9 +74,9 @@ def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None
     assert isinstance(take_up, Background)
     hold = ref.state.holds.get("res", ref.owner)
     assert hold is not None and hold.count == 1 and hold.watchdog
-    assert hold.expires_at == pytest.approx(safe_end(sent, scripts.GRANT_TTL))
+    assert hold.expires_at == pytest.approx(safe_end(sent, GRANT_TTL))
     command = command_of(next(take_up.flow))
-    assert command.script is scripts.TAKE_UP
+    assert command.script is TAKE_UP
     assert command.args == (
         30_000,
         ref.owner,
@@ -108,7 +114,7 @@ def test_a_grant_that_cannot_be_counted_from_the_message_is_confirmed_by_a_try(
     ref = make_ref(queued_lock.QUEUED)
     clock: Any = ref.state.clock
     lease = 60.0 if case == "long lease" else None
-    step = Stepper(lock_flows.try_lock(ref, 10.0, lease))
+    step = Stepper(lock.try_lock(ref, 10.0, lease))
     request_id = str(command_of(step.effect).args[3])
     required = 1 if case == "replicas to wait for" else 0
     refused = CallResult(([0, 20_000],), required=required, synced=required)
@@ -118,10 +124,10 @@ def test_a_grant_that_cannot_be_counted_from_the_message_is_confirmed_by_a_try(
     step.send(refused)
     subscription.last_message = "r-old" if case == "another request's message" else request_id
     if case == "safe end passed":
-        clock.now += scripts.GRANT_TTL
+        clock.now += GRANT_TTL
     retry = step.send(True)
     assert isinstance(retry, Call)  # the usual try, which finds the grant by its id
-    assert command_of(retry).script is scripts.ACQUIRE_QUEUED
+    assert command_of(retry).script is ACQUIRE_QUEUED
     assert command_of(retry).args[3] == request_id
     assert ref.state.holds.get("res", ref.owner) is None
     step.send(granted(1, required=required, synced=required))
@@ -141,9 +147,9 @@ def test_a_waiter_interrupted_in_its_sleep_undoes_its_request_which_passes_a_gra
     undo = step.flow.throw(interrupt())
     assert isinstance(undo, Background)
     command = command_of(next(undo.flow))
-    assert command.script is scripts.UNDO_QUEUED
+    assert command.script is UNDO_QUEUED
     assert command.args[:3] == (ref.owner, keyspace.acquire_field(ref.owner), request_id)
-    assert "pass_on(ARGV[4])" in scripts.UNDO_QUEUED.source
+    assert "pass_on(ARGV[4])" in UNDO_QUEUED.source
     step.flow.send(None)  # the unsubscribe
     with pytest.raises(interrupt):
         step.flow.send(None)
