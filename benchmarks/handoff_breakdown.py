@@ -1,14 +1,21 @@
 """Where a redisson-py hand-off spends its time: ``python -m benchmarks.handoff_breakdown``.
 
-Not part of the main run: a diagnosis of the hand-off target (about 30 s). The waiter
-process wraps four of the sync client's internals with timers, in that process only:
-the pub/sub reader thread's delivery of the unlock message, the waiter's wake-up, the
-ACQUIRE call, and the unsubscribe that runs before ``lock()`` returns. It prints the
-median of each stage over 200 hand-offs measured as in :mod:`benchmarks.bench_handoff`.
+Not part of the main run: a diagnosis of the hand-off targets (about 30 s). The waiter
+process wraps some of the sync client's internals with timers, in that process only,
+and prints the median of each stage over 200 hand-offs measured as in
+:mod:`benchmarks.bench_handoff`. For the reentrant lock (the default): the pub/sub
+reader thread's delivery of the unlock message, the waiter's wake-up, the ACQUIRE call,
+and the unsubscribe that runs before ``lock()`` returns. ``--queued``: the queued lock
+(issue 42), whose waiter holds the lock when the grant message arrives: the delivery,
+the wake-up, the grant's bookkeeping, the hand-over of its take-up to a background
+thread, and anything the waiter sends before ``lock()`` returns (nothing, when the
+hand-off takes one trip). ``--delay MS`` puts every connection behind a delay proxy
+adding that round trip (`benchmarks.bench_handoff.behind_delay`), pub/sub included.
 """
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import random
 import statistics
@@ -16,6 +23,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from benchmarks.bench_handoff import behind_delay
 from benchmarks.contenders import Contender, Server
 from redisson_py.testing import start_topology
 
@@ -31,16 +39,27 @@ STAGES = (
     ("-> lock() returned", "returned", "unsubscribed"),
     ("total", "returned", "released"),
 )
+QUEUED_STAGES = (
+    ("release() called -> message read by the waiter's pub/sub thread", "delivered", "released"),
+    ("pub/sub thread -> waiting thread awake", "woke", "delivered"),
+    ("awake -> grant recorded, take-up handed to a background thread", "granted", "woke"),
+    ("of which: the hand-over of the take-up", "spawned", "spawn"),
+    ("grant -> lock() returned", "returned", "granted"),
+    ("total", "returned", "released"),
+)
 
 
 def _instrument(marks: dict[str, float]) -> None:
     """Wrap the sync client's internals so each stage stamps ``marks`` (this process)."""
-    from redisson_py.sync import manager, pubsub  # noqa: PLC0415
+    from redisson_py.core.flows import queued_lock  # noqa: PLC0415
+    from redisson_py.sync import _primitives, manager, pubsub  # noqa: PLC0415
 
     deliver = pubsub.PubSubService._deliver
     wait = pubsub.Subscription.wait
     close = pubsub.Subscription.close
     execute = manager.ConnectionManager.execute
+    passed_on = queued_lock.passed_on
+    spawn = _primitives.spawn
 
     def timed_deliver(self: Any, *args: Any) -> None:
         marks.setdefault("delivered", time.monotonic())
@@ -63,16 +82,28 @@ def _instrument(marks: dict[str, float]) -> None:
             marks["call"], marks["called"] = started, time.monotonic()
         return result
 
+    def timed_passed_on(*args: Any) -> Any:
+        granted = yield from passed_on(*args)
+        marks["granted"] = time.monotonic()
+        return granted
+
+    def timed_spawn(name: str, work: Any) -> None:
+        marks["spawn"] = time.monotonic()
+        spawn(name, work)
+        marks["spawned"] = time.monotonic()
+
     pubsub.PubSubService._deliver = timed_deliver  # type: ignore[method-assign]
     pubsub.Subscription.wait = timed_wait  # type: ignore[method-assign]
     pubsub.Subscription.close = timed_close  # type: ignore[method-assign]
     manager.ConnectionManager.execute = timed_execute  # type: ignore[method-assign]
+    queued_lock.passed_on = timed_passed_on
+    _primitives.spawn = timed_spawn
 
 
-def _waiter(conn: Connection, port: int) -> None:
+def _waiter(conn: Connection, port: int, kind: str) -> None:
     marks: dict[str, float] = {}
     _instrument(marks)
-    contender = Contender("ours", [Server(port)])
+    contender = Contender(kind, [Server(port)])
     cycle = contender.lock("breakdown")
     conn.send("ready")
     while conn.recv() == "go":
@@ -85,36 +116,58 @@ def _waiter(conn: Connection, port: int) -> None:
     contender.close()
 
 
-def main() -> int:
+def _measure(server: Server, kind: str, stages: tuple[tuple[str, str, str], ...]) -> list[Any]:
     rng = random.Random(7)
-    with start_topology("single", backend="process") as topology:
-        server = Server(topology.master().port)
-        context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe()
-        waiter = context.Process(target=_waiter, args=(theirs, server.port), daemon=True)
-        waiter.start()
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    waiter = context.Process(target=_waiter, args=(theirs, server.port, kind), daemon=True)
+    waiter.start()
+    ours.recv()
+    contender = Contender(kind, [server])
+    cycle = contender.lock("breakdown")
+    needed = {key for _, end, start in stages for key in (end, start)} - {"released"}
+    rows: list[dict[str, float]] = []
+    sent = 0  # hand-offs in which the waiter sent a command after its wake-up
+    for number in range(WARMUP + COUNT):
+        cycle.acquire()
+        ours.send("go")
         ours.recv()
-        contender = Contender("ours", [server])
-        cycle = contender.lock("breakdown")
-        rows: list[dict[str, float]] = []
-        for number in range(WARMUP + COUNT):
-            cycle.acquire()
-            ours.send("go")
-            ours.recv()
-            time.sleep(0.005 + rng.random() * 0.1)
-            released = time.monotonic()
-            cycle.release()
-            marks: dict[str, float] = ours.recv()
-            if number >= WARMUP and all(k in marks for _, k, _ in STAGES):
-                rows.append({**marks, "released": released})
-        ours.send("stop")
-        waiter.join(10)
-        contender.close()
+        time.sleep(0.005 + rng.random() * 0.1)
+        released = time.monotonic()
+        cycle.release()
+        marks: dict[str, float] = ours.recv()
+        if number < WARMUP:
+            continue
+        sent += "call" in marks and marks["call"] < marks["returned"]
+        if needed <= marks.keys():
+            rows.append({**marks, "released": released})
+    ours.send("stop")
+    waiter.join(10)
+    contender.close()
+    return [rows, sent]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.handoff_breakdown")
+    parser.add_argument("--queued", action="store_true", help="the queued lock (issue 42)")
+    parser.add_argument("--delay", type=float, default=0.0, help="round trip to add, in ms")
+    args = parser.parse_args(argv)
+    kind, stages = ("ours-queued", QUEUED_STAGES) if args.queued else ("ours", STAGES)
+    with (
+        start_topology("single", backend="process") as topology,
+        behind_delay(Server(topology.master().port), args.delay / 1000) as server,
+    ):
+        rows, sent = _measure(server, kind, stages)
+    print(f"{kind}, {args.delay:g} ms added round trip")
     print(f"| stage (median of {len(rows)} hand-offs) | ms |")
     print("| --- | ---: |")
-    for label, end, start in STAGES:
+    for label, end, start in stages:
         value = statistics.median(row[end] - row[start] for row in rows) * 1000
         print(f"| {label} | {value:.3f} |")
+    if args.queued:
+        print(
+            f"hand-offs with a command sent (the take-up included) before lock() returned: {sent}"
+        )
     return 0
 
 
