@@ -56,8 +56,6 @@ operator CLI (`redisson_py.cli`) and the chaos suite read the keyspace through i
 
 from __future__ import annotations
 
-from typing import Final
-
 from redisson_py.core.routing.naming import key_prefix, key_slot, prefixed_name, suffixed_name
 
 __all__ = [
@@ -121,69 +119,69 @@ __all__ = [
 
 # --- REDISSON: Redisson's wire format (shared with Java clients; never change) ---
 
-LOCK_CHANNEL_PREFIX: Final = "redisson_lock__channel"
+LOCK_CHANNEL_PREFIX = "redisson_lock__channel"
 """A lock's release channel (``RLock``, fair, fenced, spin, non-reentrant locks)."""
-UNLOCK_MESSAGE: Final = "0"
+UNLOCK_MESSAGE = "0"
 """What a release publishes on the lock's channel (Redisson's ``LockPubSub.UNLOCK_MESSAGE``)."""
-UNLOCK_LATCH_PREFIX: Final = "redisson_unlock_latch"
+UNLOCK_LATCH_PREFIX = "redisson_unlock_latch"
 """A release request's outcome, kept a while for its retries (Redisson 3.24.1+)."""
-FAIR_QUEUE_PREFIX: Final = "redisson_lock_queue"
+FAIR_QUEUE_PREFIX = "redisson_lock_queue"
 """A fair lock's waiters, in order (a list of owner fields)."""
-FAIR_TIMEOUT_PREFIX: Final = "redisson_lock_timeout"
+FAIR_TIMEOUT_PREFIX = "redisson_lock_timeout"
 """A fair lock's waiters' timeouts (a sorted set: owner field -> ms)."""
-FENCED_TOKEN_PREFIX: Final = "redisson_lock_token"
+FENCED_TOKEN_PREFIX = "redisson_lock_token"
 """A fenced lock's token counter (a plain integer)."""
-READ_WRITE_CHANNEL_PREFIX: Final = "redisson_rwlock"
+READ_WRITE_CHANNEL_PREFIX = "redisson_rwlock"
 """A read-write lock's release channel."""
-READ_UNLOCK_MESSAGE: Final = "0"
+READ_UNLOCK_MESSAGE = "0"
 """What a read unlock that frees a read-write lock publishes (wakes one waiter)."""
-WRITE_UNLOCK_MESSAGE: Final = "1"
+WRITE_UNLOCK_MESSAGE = "1"
 """What a write unlock publishes (wakes every waiter)."""
-WRITE_SUFFIX: Final = ":write"
+WRITE_SUFFIX = ":write"
 """Ends a writer's owner field in a read-write lock's hash."""
-MODE_FIELD: Final = "mode"
+MODE_FIELD = "mode"
 """A read-write lock's hash field holding ``read`` or ``write``."""
-READ_HOLD_TIMEOUT: Final = "rwlock_timeout"
+READ_HOLD_TIMEOUT = "rwlock_timeout"
 """Names a read hold's expiry key: ``{name}:<owner>:rwlock_timeout:<n>``."""
-SEMAPHORE_CHANNEL_PREFIX: Final = "redisson_sc"
+SEMAPHORE_CHANNEL_PREFIX = "redisson_sc"
 """A semaphore's (and a permit-expirable semaphore's) channel: permits became free."""
-PERMIT_TIMEOUT_SUFFIX: Final = "timeout"
+PERMIT_TIMEOUT_SUFFIX = "timeout"
 """A permit-expirable semaphore's acquired permits (sorted set: id -> expiry ms)."""
-PERMIT_NO_LEASE: Final = 922337203685477
+PERMIT_NO_LEASE = 922337203685477
 """The score of a permit acquired without a lease (Redisson's ``nonExpirableTimeout``)."""
-LATCH_CHANNEL_PREFIX: Final = "redisson_countdownlatch__channel__"
+LATCH_CHANNEL_PREFIX = "redisson_countdownlatch__channel__"
 """A count-down latch's channel; no colon: the hashtagged name follows at once."""
-LATCH_ZERO_MESSAGE: Final = "0"
+LATCH_ZERO_MESSAGE = "0"
 """What a latch publishes when its count reaches zero."""
-LATCH_NEW_COUNT_MESSAGE: Final = "1"
+LATCH_NEW_COUNT_MESSAGE = "1"
 """What a latch publishes when it is deleted or its count is set (Redisson's)."""
 
 # --- REDISSON_PY: redisson-py's own bookkeeping (Redisson ignores it) ---
 
-ACQUIRE_LATCHES_PREFIX: Final = "redisson_py_acquire"
+ACQUIRE_LATCHES_PREFIX = "redisson_py_acquire"
 """A read-write lock's hash of acquire latches (owner field -> request id)."""
-ACQUIRE_FIELD_PREFIX: Final = ACQUIRE_LATCHES_PREFIX + ":"
+ACQUIRE_FIELD_PREFIX = ACQUIRE_LATCHES_PREFIX + ":"
 """Starts the lock-hash field holding an owner's last acquire request id (every lock
 kind but the read-write lock, whose latches have a hash of their own)."""
-FAIR_ALIVE_PREFIX: Final = "redisson_py_fair_alive"
+FAIR_ALIVE_PREFIX = "redisson_py_fair_alive"
 """redisson-py's fair-lock waiters' keepalives (sorted set: owner field -> server ms)."""
-REQUEST_PREFIX: Final = "redisson_py_request"
+REQUEST_PREFIX = "redisson_py_request"
 """A semaphore's or latch's request outcome, kept a while for its retries."""
-FENCE_PREFIX: Final = "redisson_py_fence"
+FENCE_PREFIX = "redisson_py_fence"
 """A fenced resource's record (hash: the highest token seen, its owner)."""
-FENCE_LATCH_PREFIX: Final = "redisson_py_fence_latch"
+FENCE_LATCH_PREFIX = "redisson_py_fence_latch"
 """An accepted fenced write, kept a while for its retries."""
-HANDOFF_TICKET_PREFIX: Final = "redisson_py_handoff"
+HANDOFF_TICKET_PREFIX = "redisson_py_handoff"
 """An exported hold's adoption ticket (see `redisson_py.core.flows.handoff`)."""
-QUEUED_CHANNEL_PREFIX: Final = "redisson_py_queued_lock__channel"
+QUEUED_CHANNEL_PREFIX = "redisson_py_queued_lock__channel"
 """A queued lock's release channel (and, with ``:<owner>``, each waiter's grants)."""
-QUEUED_QUEUE_PREFIX: Final = "redisson_py_queued_lock_queue"
+QUEUED_QUEUE_PREFIX = "redisson_py_queued_lock_queue"
 """A queued lock's waiters, in order (a list of owner fields)."""
-QUEUED_ALIVE_PREFIX: Final = "redisson_py_queued_lock_alive"
+QUEUED_ALIVE_PREFIX = "redisson_py_queued_lock_alive"
 """A queued lock's waiters' keepalives (sorted set)."""
-QUEUED_ENTRIES_PREFIX: Final = "redisson_py_queued_lock_entries"
+QUEUED_ENTRIES_PREFIX = "redisson_py_queued_lock_entries"
 """A queued lock's waiters' pending acquires (hash)."""
-REQUEST_ID_LETTER: Final = "r"
+REQUEST_ID_LETTER = "r"
 """Starts every request id, so that Lua's ``tonumber`` never reads one as a count."""
 
 
