@@ -8,11 +8,11 @@ condition variables, a real lock, socket timeouts, thread owners and fork hooks.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import itertools
 import logging
 import os
-import queue
 import select
 import socket
 import threading
@@ -171,70 +171,23 @@ class Worker:
             thread.join(timeout=5)
 
 
-_IDLE_THREAD_LIFE = 30.0
-"""Seconds a background thread with nothing to run waits for more before it ends."""
-
-
-class _Background:
-    """The daemon threads `spawn` runs work in, kept for reuse. Starting a thread costs
-    its caller the start (``Thread.start`` waits for the new thread, which then runs
-    until its first blocking call, the GIL its own): about half a millisecond on a busy
-    machine, which a queued lock's hand-off (its take-up) paid before ``lock()``
-    returned. Handing the work to an idle thread costs a queue put; the thread runs it
-    when the caller next blocks. A thread idle for `_IDLE_THREAD_LIFE` ends; a forked
-    child starts with none."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Start empty (in a forked child too: none of the parent's threads is here,
-        and its lock's holder may not be)."""
-        self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue[tuple[str, Callable[[], None]]] = queue.SimpleQueue()
-        self._idle = 0
-        """Threads waiting on the queue, less the work items queued for them."""
-
-    def run(self, name: str, work: Callable[[], None]) -> None:
-        with self._lock:
-            if self._idle > 0:
-                self._idle -= 1
-                self._queue.put((name, work))
-                return
-        threading.Thread(target=self._serve, args=(name, work), name=name, daemon=True).start()
-
-    def _serve(self, name: str, work: Callable[[], None]) -> None:
-        jobs = self._queue
-        while True:
-            threading.current_thread().name = name
-            # Errors dropped: a background flow promises not to raise; this keeps a
-            # broken promise from printing a traceback at shutdown, its pools closed.
-            with contextlib.suppress(Exception):
-                work()
-            with self._lock:
-                if jobs is not self._queue:
-                    return  # a forked child's pool: this thread belongs to none
-                self._idle += 1
-            try:
-                name, work = jobs.get(timeout=_IDLE_THREAD_LIFE)
-            except queue.Empty:
-                with self._lock:
-                    # Work put for this thread while its wait timed out is run, not lost.
-                    try:
-                        name, work = jobs.get_nowait()
-                    except queue.Empty:
-                        self._idle -= 1
-                        return
-
-
-_background = _Background()
-os.register_at_fork(after_in_child=_background.reset)
-
-
 def spawn(name: str, work: Callable[[], None]) -> None:
-    """Run ``work()`` in a daemon thread (an idle one kept from earlier work, else a
-    new one) and return at once; its errors are dropped."""
-    _background.run(name, work)
+    """Run ``work()`` in a new thread and return at once; its errors are dropped
+    (a background flow promises not to raise; this keeps a broken promise from
+    printing a thread traceback at shutdown, its pools closed under it). ``name`` is
+    not given to the thread (it says what runs, for the asyncio twin's task).
+
+    A bare thread (``_thread``), as daemon as a daemon ``Thread``: ``Thread.start``
+    waits for the new thread to run, and that thread then keeps the GIL through
+    ``work()`` up to its first blocking call, which cost a queued lock's waiter about
+    0.7 ms (its take-up's start) before its ``lock()`` returned. Here the caller goes
+    on at once and the work runs when the caller next blocks."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            work()
+
+    _thread.start_new_thread(quietly, ())
 
 
 def sleep(seconds: float) -> None:
