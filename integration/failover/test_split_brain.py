@@ -130,18 +130,14 @@ def test_replicated_without_replica_sync_the_old_master_gives_two_holders(
     assert outcome.held_after is True  # A still believes it holds the lock
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (docs/failover.md, the late-contender row): once the cut-off old "
-    "master's repl-timeout drops its replicas, replicated mode waits for none there",
-)
 def test_replicated_contender_with_the_old_master_after_its_repl_timeout_is_refused(
     topology_factory: Factory,
 ) -> None:
     # {A, C, old master} | {B, both replicas}, the servers' repl-timeout 5 s: A is told
     # and B granted as above; then the old master drops the replicas it no longer hears
-    # from, and C, on its side, tries the lock. Granted there, C is a second holder beside
-    # B. Strict: the day replica sync covers it, this test says so.
+    # from, and C, on its side, tries the lock. Granted there, C would be a second holder
+    # beside B: with no replica answering it, C waits for every configured replica, and
+    # is refused.
     topology = topology_factory(
         "replicated", network="namespace", redis_conf={"repl-timeout": LATE_REPL_TIMEOUT}
     )

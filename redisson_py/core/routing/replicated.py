@@ -12,7 +12,9 @@ answers:
   raised to what the master's own ``ROLE`` lists attached (the master/slave rules: a
   replica that does not answer is not waited for, but the view still names it, so a
   grant asks the master its attached replicas first, see
-  `redisson_py.core.routing.manager_base`);
+  `redisson_py.core.routing.manager_base`); when **no** replica answers, every
+  configured replica is waited for (this client may be cut off with an old master
+  that no longer lists them);
 - **two or more masters** (a managed failover half done: the replica promoted, the old
   master not demoted yet; or a split): **no master**. The view routes nothing, and a
   call fails with a connection error naming every node that claims master, retried as
@@ -115,7 +117,15 @@ def discover_replicated(
         return discovery, roles
     master = masters[0]
     replicas = [a for a in dict.fromkeys(nodes) if a != master]
-    healthy = sum(1 for a in replicas if a in roles and roles[a].role == "slave")
+    if replicas and not any(a in roles for a in replicas):
+        # No replica answers this client: it may be the one cut off, with an old master
+        # that dropped its replicas at its repl-timeout (it lists none attached) while the
+        # service promoted one of them on the other side. Wait for every configured
+        # replica, as sentinel mode does when no sentinel answers: a grant is refused
+        # (NoSyncedReplicasError) rather than made with no WAIT.
+        healthy = len(replicas)
+    else:
+        healthy = sum(1 for a in replicas if a in roles and roles[a].role == "slave")
     view = TopologyView.single_master(master, replicas, healthy=healthy)
     discovery.view = view.with_master_counts({master: roles[master].attached})
     return discovery, roles

@@ -76,6 +76,15 @@ def test_a_replica_that_does_not_answer_is_named_but_not_waited_for() -> None:
     assert discovery.errors == {C: down}
 
 
+def test_when_no_replica_answers_every_configured_replica_is_waited_for() -> None:
+    # Cut off with an old master that dropped its replicas (its repl-timeout): it lists
+    # none attached, and neither replica answers us. A WAIT 0 would grant on a node the
+    # service may have replaced: wait for both, so a grant is refused instead.
+    down = RedisConnectionError("Timeout connecting")
+    discovery, _ = _discover(_master(5), down, down)
+    assert discovery.view.replicas_to_wait_for(A) == 2
+
+
 def test_the_masters_own_list_raises_the_count() -> None:
     # Only one replica answers us, but the master lists two attached: wait for two.
     down = RedisConnectionError("Connection refused")
