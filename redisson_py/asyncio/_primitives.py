@@ -441,11 +441,14 @@ _background: set[asyncio.Task[None]] = set()
 
 
 def spawn(name: str, work: Callable[[], Awaitable[None]]) -> None:
-    """Run ``work()`` on its own and return at once; its errors are dropped."""
+    """Run ``work()`` on its own and return at once. A background flow reports its own
+    errors; one that escapes it (a bug) is logged at ERROR, never dropped."""
 
     async def quietly() -> None:
-        with contextlib.suppress(Exception):
+        try:
             await work()
+        except Exception:
+            log.exception("background work %s failed", name)
 
     task = asyncio.get_running_loop().create_task(quietly(), name=name)
     _background.add(task)

@@ -172,10 +172,10 @@ class Worker:
 
 
 def spawn(name: str, work: Callable[[], None]) -> None:
-    """Run ``work()`` in a new thread and return at once; its errors are dropped
-    (a background flow promises not to raise; this keeps a broken promise from
-    printing a thread traceback at shutdown, its pools closed under it). ``name`` is
-    not given to the thread (it says what runs, for the asyncio twin's task).
+    """Run ``work()`` in a new thread and return at once. A background flow reports
+    its own errors; one that escapes it (a bug) is logged at ERROR with ``name``, not
+    printed as a thread's traceback, and never dropped. ``name`` is not given to the
+    thread.
 
     A bare thread (``_thread``), as daemon as a daemon ``Thread``: ``Thread.start``
     waits for the new thread to run, and that thread then keeps the GIL through
@@ -184,8 +184,10 @@ def spawn(name: str, work: Callable[[], None]) -> None:
     on at once and the work runs when the caller next blocks."""
 
     def quietly() -> None:
-        with contextlib.suppress(Exception):
+        try:
             work()
+        except Exception:
+            log.exception("background work %s failed", name)
 
     _thread.start_new_thread(quietly, ())
 

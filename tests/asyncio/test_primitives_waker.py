@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from redisson_py.asyncio._primitives import ThreadLock, Waker
+import pytest
+
+from redisson_py.asyncio._primitives import ThreadLock, Waker, spawn
 
 
 def test_a_notify_resumes_the_waiting_task_in_one_step_of_the_loop() -> None:
@@ -62,3 +64,21 @@ def test_a_cancelled_wait_leaves_no_waiter_behind() -> None:
         return other.done()
 
     assert asyncio.run(main())
+
+
+def test_an_error_that_escapes_background_work_is_logged_not_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken() -> None:
+        raise RuntimeError("a broken promise")
+
+    async def main() -> None:
+        spawn("redisson-py-take-up", broken)
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    with caplog.at_level("ERROR", logger="redisson_py"):
+        asyncio.run(main())
+    [record] = caplog.records
+    assert "background work redisson-py-take-up failed" in record.getMessage()
+    assert record.exc_info is not None and "a broken promise" in str(record.exc_info[1])

@@ -69,3 +69,28 @@ def test_work_that_raises_is_dropped_quietly(capfd: pytest.CaptureFixture[str]) 
     assert done.wait(5)
     time.sleep(0.1)
     assert "broken promise" not in capfd.readouterr().err
+
+
+def test_an_error_that_escapes_the_work_is_logged_not_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A background flow reports its own errors; one that escapes it is a bug, and a bug
+    # in a thread nobody joins must still be seen.
+    done = threading.Event()
+
+    def broken() -> None:
+        try:
+            raise RuntimeError("a broken promise")
+        finally:
+            done.set()
+
+    with caplog.at_level("ERROR", logger="redisson_py"):
+        spawn("redisson-py-take-up", broken)
+        assert done.wait(5.0)
+        deadline = time.monotonic() + 5.0
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+    [record] = caplog.records
+    assert record.levelname == "ERROR"
+    assert "background work redisson-py-take-up failed" in record.getMessage()
+    assert record.exc_info is not None and "a broken promise" in str(record.exc_info[1])
