@@ -82,7 +82,7 @@ SERVER_SUITES = [
 CI_SERVER_SUITE = [
     "integration/lock/test_lock.py",
     "integration/multilock/test_redlock.py",
-    # Not the two load tests (most of the cells' time): thousands of cycles for leaks of
+    # Not the two load tests (half of the cells' time): thousands of cycles for leaks of
     # the client's own bookkeeping, and counters incremented under a RedLock by two
     # processes, on the scripts every other test here runs. The main run has them.
     "-k",
