@@ -5,7 +5,7 @@
 
     redisson-py chaos nemesis --topology sentinel|cluster|replicated|redlock --duration S
         --seed N [--mode sync-on|sync-off|queued|redlock] [--schedule network|process]
-        [--workers K] [--runs R] [--out DIR]
+        [--workers K] [--runs R] [--out DIR] [--dns]
 
 Each run's progress goes to stderr, one markdown table row per run to stdout, and each
 run's JSON (and journals) to its directory, named on stderr. ``--runs R`` plays seeds N,
@@ -66,6 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=4, help="worker processes (2 or more); default: 4"
     )
     group.add_argument(
+        "--dns",
+        action="store_true",
+        help="replicated only: the workers reach the master by a host name (the service's "
+        "primary endpoint, served by a dnsmasq the run owns) that moves 0.5-3 s after each "
+        "promotion; needs root and dnsmasq",
+    )
+    group.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -94,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             duration=args.duration,
             seed=seed + number,
             workers=args.workers,
+            dns=args.dns,
         )
         try:
             options.check()

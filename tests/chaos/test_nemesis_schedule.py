@@ -3,9 +3,13 @@ members that exist, never on the oracle."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from redisson_py.chaos.nemesis.schedule import (
+    DNS_DELAY,
+    DNS_KINDS,
     DURATIONS,
     JUMP,
     NETWORK_KINDS,
@@ -152,3 +156,54 @@ def test_refusals() -> None:
         make_schedule(1, "chaos", SENTINEL, 60)
     with pytest.raises(ValueError, match="needs data nodes, workers"):
         Cast(nodes=("a",), data_nodes=("a",), workers=(), locks=1, replicated=False)
+
+
+REPLICATED_DNS = Cast(
+    nodes=REPLICATED.nodes,
+    data_nodes=REPLICATED.data_nodes,
+    workers=REPLICATED.workers,
+    locks=2,
+    replicated=True,
+    managed=True,
+    dns=True,
+)
+
+
+def test_dns_moves_come_only_when_asked_and_leave_other_schedules_as_they_were() -> None:
+    moved = 0
+    for seed in range(30):
+        plain = make_schedule(seed, "network", REPLICATED, 300)
+        # Without dns no fault carries a DNS step.
+        assert all(f.dns_delay == 0.0 for f in plain.faults)
+        assert all("name moved" not in f.describe() for f in plain.faults)
+        with_dns = make_schedule(seed, "network", REPLICATED_DNS, 300)
+        assert with_dns == make_schedule(seed, "network", REPLICATED_DNS, 300)
+        for fault in with_dns.faults:
+            if fault.kind in DNS_KINDS:
+                assert DNS_DELAY[0] <= fault.dns_delay <= DNS_DELAY[1]
+                assert "name moved" in fault.describe()
+                assert fault.to_json()["dns_delay"] == fault.dns_delay
+                moved += 1
+            else:
+                assert fault.dns_delay == 0.0
+        # The first fault is drawn alike (its DNS step is drawn after it).
+        if plain.faults and with_dns.faults:
+            assert replace(with_dns.faults[0], dns_delay=0.0) == plain.faults[0]
+    assert moved > 30
+
+
+def test_a_seed_drawn_before_dns_moves_existed_keeps_its_schedule() -> None:
+    # The replicated CI run's seed (integration/failover/test_nemesis.py): its draws are
+    # pinned, so a change to the draws without dns shows up here.
+    plan = make_schedule(20261176, "network", REPLICATED, 30.0)
+    assert [f.kind for f in plan.faults] == [
+        "managed-failover",
+        "isolate-master",
+        "isolate-master",
+        "managed-failover",
+    ]
+
+
+def test_dns_moves_need_a_managed_cast() -> None:
+    with pytest.raises(ValueError, match="a dns cast must be managed"):
+        Cast(nodes=("a",), data_nodes=("a",), workers=("w",), locks=1, replicated=True, dns=True)

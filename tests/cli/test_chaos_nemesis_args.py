@@ -23,6 +23,7 @@ from redisson_py.cli import main
         (["--duration", "0"], "the duration must be positive"),
         (["--backend", "container"], "needs the process backend"),
         (["--runs", "0"], "--runs must be 1 or more"),
+        (["--topology", "sentinel", "--dns"], "--dns runs on the replicated topology only"),
     ],
 )
 def test_refused_before_anything_starts(

@@ -12,7 +12,11 @@ replica and demotes the old master when the fault ends; and when a fault takes t
 master away from the service (``isolate-master``, a ``pause`` or ``kill`` of the
 master), the service promotes a replica at once, as soon as the fault starts (the
 harshest timing for a holder), and demotes the old master when it is back: re-pointed
-after the heal or resume, restarted as a replica after a kill.
+after the heal or resume, restarted as a replica after a kill. Given ``move_name``
+(a run whose workers reach the master by the service's primary endpoint), the service
+also moves that name to the node it promoted, ``fault.dns_delay`` seconds after the
+promotion (journaled as ``dns-move``); the fault's heal waits for the move, so the
+next fault starts with the name on the master.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,7 +79,8 @@ class Nemesis:
 
     ``locks`` are the run's lock names (``master-of:K`` means the master serving
     ``locks[K]``); ``workers`` the worker processes by host name, ``journals`` their
-    journal files; ``clocks`` the fake clocks by node name (the process schedule).
+    journal files; ``clocks`` the fake clocks by node name (the process schedule);
+    ``move_name`` points the primary endpoint's host name at a node (None: no name).
     """
 
     def __init__(
@@ -87,6 +93,7 @@ class Nemesis:
         clocks: Mapping[str, FakeClock],
         journal: Journal,
         progress: Callable[[str], None],
+        move_name: Callable[[Node], None] | None = None,
     ):
         self.topology = topology
         self.locks = list(locks)
@@ -96,6 +103,8 @@ class Nemesis:
         self.journal = journal
         self.progress = progress
         self._paused_workers: set[int] = set()
+        self.move_name = move_name
+        self._moves: list[threading.Thread] = []
 
     # -- targets -------------------------------------------------------------------------
 
@@ -163,6 +172,7 @@ class Nemesis:
         self._partition(inside, self._everyone_but(inside), one_way=False)
         if self._managed() and master.role() == "master":
             new = managed_failover(self.topology, master, demote_old=False)
+            self._move_later(fault, new)
             targets = {"side_a": inside, "promoted": new.name}
             return Struck(fault, targets, lambda: self._heal_then_demote(master, new))
         return Struck(fault, {"side_a": inside}, self.topology.heal)
@@ -170,6 +180,7 @@ class Nemesis:
     def _managed_failover(self, fault: Fault) -> Struck:
         master = self.resolve(fault.target)
         new = managed_failover(self.topology, master, demote_old=False)
+        self._move_later(fault, new)
         targets = {"master": master.name, "promoted": new.name}
         return Struck(fault, targets, lambda: _demote(master, new))
 
@@ -188,6 +199,7 @@ class Nemesis:
         if not was_master:
             return Struck(fault, {"node": node.name}, node.resume)
         new = managed_failover(self.topology, node, demote_old=False)
+        self._move_later(fault, new)
 
         def resume_then_demote() -> None:
             node.resume()
@@ -202,6 +214,35 @@ class Nemesis:
             return Struck(fault, skipped=f"{node.name} was not started on a fake clock")
         clock.jump(fault.jump)
         return Struck(fault, {"node": node.name, "jump": fault.jump}, clock.reset)
+
+    def _move_later(self, fault: Fault, new: Node) -> None:
+        """The service moves its primary endpoint's name to ``new``, ``fault.dns_delay``
+        seconds from now (on a thread of its own: the fault goes on meanwhile)."""
+        if self.move_name is None or not fault.dns_delay:
+            return
+        move = threading.Thread(
+            target=self._move, args=(fault, new), name=f"nemesis-dns-{fault.index}"
+        )
+        self._moves.append(move)
+        move.start()
+
+    def _move(self, fault: Fault, new: Node) -> None:
+        assert self.move_name is not None
+        time.sleep(fault.dns_delay)
+        try:
+            self.move_name(new)
+        except (TopologyError, OSError) as exc:
+            self.journal.record("heal-error", fault=fault.index, detail=f"DNS move: {exc}")
+            self.progress(f"nemesis: moving the name for #{fault.index} failed: {exc}")
+            return
+        self.journal.record("dns-move", fault=fault.index, node=new.name, delay=fault.dns_delay)
+        self.progress(f"nemesis: #{fault.index} name moved to {new.name}")
+
+    def _wait_for_moves(self) -> None:
+        """Return once every DNS move started has happened (or failed, journaled)."""
+        moves, self._moves = self._moves, []
+        for move in moves:
+            move.join()
 
     def _managed(self) -> bool:
         """Whether the nemesis plays the managed service's failovers (replicated)."""
@@ -243,6 +284,7 @@ class Nemesis:
             return Struck(fault, {"node": node.name}, lambda: node.restart(replica_of=master))
         node.kill()
         new = managed_failover(self.topology, node)
+        self._move_later(fault, new)
         targets = {"node": node.name, "promoted": new.name}
         return Struck(fault, targets, lambda: node.restart(replica_of=new))
 
@@ -285,6 +327,7 @@ class Nemesis:
         except (TopologyError, redis.RedisError, OSError) as exc:
             self.journal.record("heal-error", fault=struck.fault.index, detail=str(exc))
             self.progress(f"nemesis: healing #{struck.fault.index} failed: {exc}")
+        self._wait_for_moves()  # a late name move is part of the fault
         self.journal.record("fault-end", fault=struck.fault.index, kind=struck.fault.kind)
 
     def recover(self) -> None:
@@ -304,6 +347,7 @@ class Nemesis:
     def heal_everything(self) -> None:
         """Leave nothing broken: cuts removed, nodes resumed and restarted, workers
         resumed, clocks back to the real time. Best effort (the run is ending)."""
+        self._wait_for_moves()
         for pid in list(self._paused_workers):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGCONT)

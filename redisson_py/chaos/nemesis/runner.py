@@ -6,7 +6,10 @@
 2. The oracle starts on a client host of its own (`oracle`), then the workers
    (`worker`), each a process on its own client host: a fenced lock (sync on or
    off) or a RedLock over the five masters, watchdog timeout 3 s, replica sync timeout
-   0.5 s, command timeout 1 s, so faults play out within seconds.
+   0.5 s, command timeout 1 s, so faults play out within seconds. With ``dns`` (the
+   replicated topology only) the workers' config names the master by the service's
+   primary endpoint, a host name (`endpoint`): ``nodeAddresses`` lists only it,
+   ``monitorIPChanges`` on, and the nemesis moves the name to each node it promotes.
 3. The schedule (`schedule`, from the seed) is played: each fault struck, held for
    its duration, healed, then the topology given time to recover (bounded) before the
    next. Faults that could no longer end inside the run are skipped.
@@ -35,14 +38,17 @@ from typing import Any
 
 from redisson_py.chaos.common import client_configs
 from redisson_py.chaos.nemesis.checker import check
+from redisson_py.chaos.nemesis.endpoint import PrimaryEndpoint
 from redisson_py.chaos.nemesis.faults import Nemesis
 from redisson_py.chaos.nemesis.journal import Journal, Record, read_journal, read_journals
 from redisson_py.chaos.nemesis.oracle import Oracle, start_oracle
 from redisson_py.chaos.nemesis.report import RunReport, markdown_table
 from redisson_py.chaos.nemesis.schedule import SCHEDULES, TAIL, Cast, Schedule, make_schedule
+from redisson_py.config import ReplicatedServersConfig
 from redisson_py.testing import Topology, load_spec, partition_support, start_topology
 from redisson_py.testing.errors import TopologyError
 from redisson_py.testing.faults.faketime import FakeClock, faketime_support
+from redisson_py.testing.network.dns import dns_support
 
 __all__ = [
     "MODES",
@@ -89,8 +95,9 @@ class NemesisOptions:
     redlock; None: the
     topology's default),
     ``schedule`` (network or process), ``duration`` seconds of faults, the ``seed``, the
-    number of ``workers``, and the ``directory`` to keep everything in (None: a new
-    temporary one, kept)."""
+    number of ``workers``, the ``directory`` to keep everything in (None: a new
+    temporary one, kept), and ``dns``: the workers reach the master by a host name the
+    nemesis moves after each promotion (replicated only; off by default)."""
 
     topology: str
     mode: str | None = None
@@ -99,6 +106,7 @@ class NemesisOptions:
     seed: int = 0
     workers: int = WORKERS
     directory: Path | None = None
+    dns: bool = False
 
     @property
     def resolved_mode(self) -> str:
@@ -124,6 +132,10 @@ class NemesisOptions:
             raise ValueError("a nemesis run needs at least 2 workers (contention)")
         if self.duration <= 0:
             raise ValueError("the duration must be positive seconds")
+        if self.dns and self.topology != "replicated":
+            raise ValueError(
+                "DNS moves are a managed service's: --dns runs on the replicated topology only"
+            )
 
 
 def unavailable_reason(options: NemesisOptions) -> str | None:
@@ -131,6 +143,8 @@ def unavailable_reason(options: NemesisOptions) -> str | None:
     reason = partition_support()
     if reason is None and options.schedule == "process":
         reason = faketime_support()
+    if reason is None and options.dns:
+        reason = dns_support()
     return reason
 
 
@@ -174,7 +188,10 @@ def run_nemesis(options: NemesisOptions, progress: Progress = lambda line: None)
         )
         oracle = start_oracle(topology, directory / "oracle")
         stack.callback(oracle.stop)
-        run = _Run(options, mode, directory, locks, resources, progress)
+        endpoint = None
+        if options.dns:
+            endpoint = stack.enter_context(PrimaryEndpoint(topology, directory / "dns"))
+        run = _Run(options, mode, directory, locks, resources, progress, endpoint)
         played = _play(run, topology, oracle, clocks)
         highest = {lock: oracle.highest_token(r) for lock, r in zip(locks, resources, strict=True)}
     schedule, start, end, journals, nemesis_records = played
@@ -229,6 +246,7 @@ class _Run:
     locks: list[str]
     resources: list[str]
     progress: Progress
+    endpoint: PrimaryEndpoint | None = None
 
 
 def _play(
@@ -237,7 +255,7 @@ def _play(
     """Start the workers, play the schedule, stop the workers; what the journals say."""
     options, mode, directory, progress = run.options, run.mode, run.directory, run.progress
     locks, resources = run.locks, run.resources
-    config, oracle_config = _write_configs(topology, mode, oracle, directory)
+    config, oracle_config = _write_configs(topology, mode, oracle, directory, run.endpoint)
     hosts = [topology.client_host(f"worker-{i}").name for i in range(options.workers)]
     journal_paths = [directory / "journal" / f"{host}.jsonl" for host in hosts]
     journal = Journal(directory / "journal" / "nemesis.jsonl")
@@ -257,6 +275,8 @@ def _play(
                 f"--mode={mode}",
                 f"--seed={options.seed}",
             ]
+            if run.endpoint is not None:
+                argv = run.endpoint.worker_argv(argv, topology.client_host(host).address)
             with (directory / "logs" / f"{host}.log").open("a") as log:
                 workers.append(
                     topology.network.popen(
@@ -277,6 +297,7 @@ def _play(
             locks=len(locks),
             replicated=topology.layout in ("sentinel", "cluster", "replication"),
             managed=topology.layout == "replication",
+            dns=run.endpoint is not None,
         )
         schedule = make_schedule(options.seed, options.schedule, cast, options.duration)
         journal.record("schedule", **schedule.to_json())
@@ -288,6 +309,7 @@ def _play(
             clocks=clocks,
             journal=journal,
             progress=run.progress,
+            move_name=None if run.endpoint is None else run.endpoint.point,
         )
         start = float(journal.record("run-start")["t"])
         try:
@@ -322,13 +344,23 @@ def _play_schedule(
 
 
 def _write_configs(
-    topology: Topology, mode: str, oracle: Oracle, directory: Path
+    topology: Topology,
+    mode: str,
+    oracle: Oracle,
+    directory: Path,
+    endpoint: PrimaryEndpoint | None = None,
 ) -> tuple[Path, Path]:
     configs = client_configs(
         topology, sync=mode in ("sync-on", "queued"), watchdog=WATCHDOG, timeout=COMMAND_TIMEOUT
     )
     for config in configs:
         config.slaves_sync_timeout = SYNC_TIMEOUT
+        section = config.server_config
+        if endpoint is not None and isinstance(section, ReplicatedServersConfig):
+            # The primary endpoint only, as a managed service's users configure it: the
+            # master is whichever node the name resolves to, re-resolved at each scan.
+            section.node_addresses = [endpoint.url]
+            section.monitor_ip_changes = True
     config_path = directory / "config.yaml"
     config_path.write_text("".join(c.to_yaml() for c in configs))
     oracle_path = directory / "oracle.yaml"

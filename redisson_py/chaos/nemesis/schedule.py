@@ -17,6 +17,12 @@ Schedules:
   on a topology whose failovers a managed service makes (``replicated``), also a
   managed-style failover (a replica promoted, the master demoted after the fault's
   duration, both claiming master in between).
+  With ``dns`` (a ``replicated`` cast whose workers reach the master by the service's
+  primary endpoint, a host name), every fault that may make the service fail over
+  (``managed-failover``, ``isolate-master``, ``pause``, ``kill``) also carries a DNS
+  move: the name is pointed at the promoted node ``dns_delay`` seconds after the
+  promotion (`DNS_DELAY`), as a real endpoint moves late. Without ``dns`` no draw
+  changes: every seed's schedule is the same as before.
 - ``process`` (what no lease can survive): a worker paused (SIGSTOP) past its lease while
   it holds a lock, and a node's wall clock jumped forward (libfaketime).
 
@@ -32,6 +38,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 __all__ = [
+    "DNS_DELAY",
+    "DNS_KINDS",
     "KINDS",
     "NETWORK_KINDS",
     "PROCESS_KINDS",
@@ -84,6 +92,13 @@ DURATIONS: dict[str, tuple[float, float]] = {
 }
 """Seconds each kind of fault lasts before it is healed (uniform)."""
 
+DNS_KINDS = ("managed-failover", "isolate-master", "pause", "kill")
+"""The kinds after which a managed service may have promoted a replica (a master
+struck), and so moves its primary endpoint's name (``dns`` casts)."""
+
+DNS_DELAY = (0.5, 3.0)
+"""Seconds between a promotion and the primary endpoint's name moving (uniform)."""
+
 JUMP = (5.0, 15.0)
 """Seconds a clock jumps forward (uniform): always past the 3 s watchdog timeout."""
 
@@ -116,7 +131,9 @@ class Cast:
     sentinels), the worker hosts by name, how many lock names the workers share,
     whether masters have replicas (sentinel, cluster, replicated) or not (redlock), and
     whether a managed service makes the failovers (replicated: no sentinel, no
-    cluster bus; the nemesis plays the service)."""
+    cluster bus; the nemesis plays the service), and whether the workers reach the
+    master by the service's primary endpoint, a host name the nemesis moves (``dns``:
+    managed casts only)."""
 
     nodes: tuple[str, ...]
     data_nodes: tuple[str, ...]
@@ -124,10 +141,13 @@ class Cast:
     locks: int
     replicated: bool
     managed: bool = False
+    dns: bool = False
 
     def __post_init__(self) -> None:
         if not self.data_nodes or not self.workers or self.locks < 1:
             raise ValueError("a cast needs data nodes, workers and at least one lock")
+        if self.dns and not self.managed:
+            raise ValueError("DNS moves are the managed service's: a dns cast must be managed")
         if not set(self.data_nodes) <= set(self.nodes):
             raise ValueError("every data node must be one of the nodes")
 
@@ -147,7 +167,9 @@ class Fault:
     else; ``replica-cut`` cuts ``target`` from its replicas; ``managed-failover``
     promotes a replica of ``target`` and demotes ``target`` when healed; ``pause``,
     ``kill`` and ``clock-jump`` strike ``target`` (``clock-jump`` by ``jump`` seconds forward);
-    ``pause-worker`` stops the worker on host ``target``.
+    ``pause-worker`` stops the worker on host ``target``. ``dns_delay`` (``dns``
+    casts, kinds in `DNS_KINDS`; 0: no DNS step) is how long after a promotion the
+    fault makes the primary endpoint's name follow it.
     """
 
     index: int
@@ -158,6 +180,7 @@ class Fault:
     side_a: tuple[str, ...] = ()
     side_b: tuple[str, ...] = ()
     jump: float = 0.0
+    dns_delay: float = 0.0
 
     def describe(self) -> str:
         """One line for progress output."""
@@ -170,7 +193,8 @@ class Fault:
             what = f"{self.target} +{self.jump:.1f} s"
         else:
             what = self.target
-        return f"#{self.index} {self.kind} {what} for {self.duration:.1f} s"
+        dns = f", name moved {self.dns_delay:.1f} s after a promotion" if self.dns_delay else ""
+        return f"#{self.index} {self.kind} {what} for {self.duration:.1f} s{dns}"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -229,7 +253,11 @@ def make_schedule(seed: int, schedule: str, cast: Cast, duration: float) -> Sche
         if at + length > duration - TAIL:
             break
         planned = Fault(index=len(faults), kind=kind, start=round(at, 3), duration=length)
-        faults.append(_draw(rng, planned, cast))
+        drawn = _draw(rng, planned, cast)
+        if cast.dns and kind in DNS_KINDS:
+            # Drawn last, and only for dns casts: every other draw stays as it was.
+            drawn = replace(drawn, dns_delay=round(rng.uniform(*DNS_DELAY), 3))
+        faults.append(drawn)
         at += length + rng.uniform(*QUIET)
     return Schedule(seed=seed, schedule=schedule, duration=duration, faults=tuple(faults))
 
