@@ -444,6 +444,7 @@ class ReplicatedMode(Mode):
         super().__init__(section, config)
         self.section: ReplicatedServersConfig = section
         self.nodes = [parse_address(a) for a in section.node_addresses]
+        self._replicas_seen: dict[Address, int] = {}
 
     @property
     def scan_interval(self) -> float | None:
@@ -456,7 +457,9 @@ class ReplicatedMode(Mode):
         """The view, once exactly one node says it is master; raises
         [`ConnectError`][redisson_py.errors.ConnectError] naming every node and its
         role or error otherwise (or [`AuthError`][redisson_py.errors.AuthError])."""
-        discovery, roles = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        discovery, roles = yield from discover_replicated(
+            target, self.nodes, self.probe_timeout, self._replicas_seen
+        )
         if not roles:
             what = "any node of nodeAddresses"
             _raise_unreachable(what, discovery, self.nodes, self.section.username)
@@ -469,7 +472,9 @@ class ReplicatedMode(Mode):
         return (yield from self.checked(target, view))
 
     def refresh(self, target: Target, view: TopologyView) -> RefreshFlow:
-        discovery, _ = yield from discover_replicated(target, self.nodes, self.probe_timeout)
+        discovery, _ = yield from discover_replicated(
+            target, self.nodes, self.probe_timeout, self._replicas_seen
+        )
         return discovery.view
 
 

@@ -14,7 +14,9 @@ answers:
   grant asks the master its attached replicas first, see
   `redisson_py.core.routing.manager_base`); when **no** replica answers, every
   configured replica is waited for (this client may be cut off with an old master
-  that no longer lists them);
+  that no longer lists them), and a master seen with replicas before that now has none
+  is waited on for one (a managed failover re-pointed them while this client still
+  reaches the old master, for example through a primary endpoint not moved yet);
 - **two or more masters** (a managed failover half done: the replica promoted, the old
   master not demoted yet; or a split): **no master**. The view routes nothing, and a
   call fails with a connection error naming every node that claims master, retried as
@@ -86,10 +88,17 @@ def no_master_view(reason: str) -> TopologyView:
 
 
 def discover_replicated(
-    target: Target, nodes: Sequence[Address], timeout: float
+    target: Target,
+    nodes: Sequence[Address],
+    timeout: float,
+    remembered: dict[Address, int] | None = None,
 ) -> Generator[Effect, Any, tuple[Discovery, dict[Address, Role]]]:
     """Ask every node its ``ROLE`` at once; the view as the module docstring says, the
-    errors per node, and each answering node's role (for startup's messages)."""
+    errors per node, and each answering node's role (for startup's messages).
+
+    ``remembered`` (kept by the caller across refreshes) holds the most replicas the
+    current master was seen with; a master that had replicas and now has none answering
+    or attached is waited on for one (see `_at_least_one_once_seen`)."""
     answers = yield from probe(target, nodes, (("ROLE",),), timeout)
     discovery = Discovery(None)
     roles: dict[Address, Role] = {}
@@ -126,6 +135,30 @@ def discover_replicated(
         healthy = len(replicas)
     else:
         healthy = sum(1 for a in replicas if a in roles and roles[a].role == "slave")
+    healthy = _at_least_one_once_seen(remembered, master, healthy, roles[master].attached)
     view = TopologyView.single_master(master, replicas, healthy=healthy)
     discovery.view = view.with_master_counts({master: roles[master].attached})
     return discovery, roles
+
+
+def _at_least_one_once_seen(
+    remembered: dict[Address, int] | None, master: Address, healthy: int, attached: int
+) -> int:
+    """The WAIT count, raised to one when ``master`` was seen with replicas and now has
+    none, neither answering this client nor attached (its ``ROLE``).
+
+    That is a managed failover's mark: the service re-pointed the replicas to the node it
+    promoted, while this client still reaches the old master (a primary endpoint whose
+    name has not moved yet; only the endpoint in ``nodeAddresses``). Counting no replica
+    there would confirm a grant or renewal on a node the service has left, beside a
+    holder on the promoted one; waiting for one refuses it. Also a master cut off from
+    every replica: a grant there is not replicated either. The memory is per master
+    address, dropped when another node is master."""
+    if remembered is None:
+        return healthy
+    for other in [m for m in remembered if m != master]:
+        del remembered[other]
+    remembered[master] = max(remembered.get(master, 0), attached, healthy)
+    if remembered[master] > 0 and healthy == 0 and attached == 0:
+        return 1
+    return healthy

@@ -85,6 +85,34 @@ def test_when_no_replica_answers_every_configured_replica_is_waited_for() -> Non
     assert discovery.view.replicas_to_wait_for(A) == 2
 
 
+def _discover_endpoint(answer: Any, remembered: dict[Any, int]) -> Any:
+    """Only the service's primary endpoint in nodeAddresses (no replica configured)."""
+    flow = discover_replicated(None, [A], 1.0, remembered)
+    next(flow)
+    try:
+        flow.send([(answer,)])
+    except StopIteration as done:
+        return done.value[0].view
+    raise AssertionError("the discovery asked for more than one round")
+
+
+def test_a_master_seen_with_replicas_that_now_has_none_is_waited_on_for_one() -> None:
+    # Only the endpoint is configured: the master's ROLE is all the client knows. The
+    # service promoted a replica and re-pointed the other; the endpoint still reaches
+    # the old master, which lists no replica now. Counting none would confirm renewals
+    # there beside a holder on the promoted node (the nemesis with DNS moves, seed 401).
+    remembered: dict[Any, int] = {}
+    assert _discover_endpoint(_master(5, 7001, 7002), remembered).replicas_to_wait_for(A) == 2
+    assert _discover_endpoint(_master(9), remembered).replicas_to_wait_for(A) == 1
+    # One replica back: its acknowledgement is what counts, as before.
+    assert _discover_endpoint(_master(9, 7001), remembered).replicas_to_wait_for(A) == 1
+
+
+def test_a_master_never_seen_with_replicas_is_not_waited_on() -> None:
+    assert _discover_endpoint(_master(5), {}).replicas_to_wait_for(A) == 0
+    assert _discover_endpoint(_master(5), None).replicas_to_wait_for(A) == 0
+
+
 def test_the_masters_own_list_raises_the_count() -> None:
     # Only one replica answers us, but the master lists two attached: wait for two.
     down = RedisConnectionError("Connection refused")
