@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     # Type checkers see the moved name too, so typed code on the old import still checks.
     from redisson_py.testing.errors import TopologyError as TopologyError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ArgumentError",
