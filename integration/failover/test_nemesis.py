@@ -7,8 +7,9 @@ a seed whose schedule has managed-style failovers and masters isolated with work
 (the nemesis plays the managed service: see `redisson_py.chaos.nemesis.faults`), and
 the same with DNS moves (``dns``: the workers know only the primary endpoint's host
 name, which the nemesis moves to each promoted node 0.5-3 s late; skipped, with the
-reason, without root or dnsmasq). Each asserts no hold granted while another worker's hold was neither released nor told lost,
-no stale write accepted, and both operations and faults happened. Set
+reason, without root or dnsmasq). Each asserts no hold granted while another worker's
+hold was neither released nor told lost, no stale write accepted, and both operations
+and faults happened. Set
 ``REDISSON_PY_NEMESIS_LONG=1`` for the long runs (every topology, mode and schedule,
 ``REDISSON_PY_NEMESIS_SECONDS`` each, default 600: about 105 minutes in all),
 ``REDISSON_PY_NEMESIS_SEED`` (``REDISSON_PY_NEMESIS_REPLICATED_SEED``) to change the
