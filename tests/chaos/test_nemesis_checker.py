@@ -229,6 +229,8 @@ def report(mode: str, schedule: str) -> RunReport:
     [
         ("sync-on", "network", True),
         ("redlock", "network", True),
+        ("queued", "network", True),
+        ("queued", "process", False),
         ("sync-off", "network", False),
         ("sync-on", "process", False),
         ("redlock", "process", False),
@@ -252,6 +254,14 @@ def test_the_table_row_and_the_json() -> None:
     assert document["overlaps"]["first"][0]["untold_for"] == pytest.approx(1.5)
     assert document["stale_writes"]["accepted"] == 1
     assert redlock.to_json()["oracle"].startswith("journal only")
+
+
+def test_a_queued_run_reports_no_fenced_oracle() -> None:
+    # The queued lock's writes carry no token: "0 / 0" stale writes would claim a check
+    # that never ran.
+    queued = report("queued", "network")
+    assert "| n/a (no token) |" in markdown_table([queued]).splitlines()[2]
+    assert queued.to_json()["oracle"] == "journal only (the queued lock has no token)"
 
 
 def test_fault_near_names_the_fault_in_force_or_the_last_healed() -> None:

@@ -92,7 +92,8 @@ class RunReport:
 
     @property
     def fenced(self) -> bool:
-        return self.mode != "redlock"
+        """Whether the run's writes carry a token the fenced resource can check."""
+        return self.mode not in _UNFENCED
 
     def fault_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -162,7 +163,7 @@ class RunReport:
             "violations": self.violations(),
             "oracle": "fenced resource"
             if self.fenced
-            else "journal only (a RedLock has no single token)",
+            else f"journal only (the {_UNFENCED[self.mode]} has no token)",
             "operations": verdict.counts,
             "holds": verdict.holds,
             "faults": {
