@@ -684,6 +684,14 @@ def test_unlock_needs_force_and_confirmation(
         holder.join(10)
 
 
+WOKEN_WITHIN = 5.0
+"""A waiter woken by a force unlock returns within this many seconds of the CLI's exit.
+Measured from the exit, not from before the CLI starts: the unlock happens somewhere in
+between, and on a loaded 2-core box the CLI's own start (an interpreter, imports, the
+YAML, a connection) took seconds. A waiter that missed the wake-up would return only at
+its 20 s wait's end (and with ``False``)."""
+
+
 def force_unlock_cli(config: str, name: str) -> dict[str, Any]:
     """``lock unlock --force --yes NAME --json``: its report."""
     result = cli("lock", "unlock", "--force", "--yes", name, "--json", "--config", config)
@@ -719,16 +727,16 @@ def test_force_unlock_of_a_fair_lock_keeps_the_queue_and_wakes_its_head(
         [entry] = status(single_config, name)
         assert [q["client_id"] for q in entry["queue"]] == [first.id, second.id]
         assert counts(entry) == [(holder_client.id, None, 1)]
-        forced = time.monotonic()
         assert force_unlock_cli(single_config, name) == {
             "name": name,
             "unlocked": True,
             "kind": "fair",
         }
+        forced = time.monotonic()  # the unlock happened before: see WOKEN_WITHIN
         # The head was woken (not left to find out after the holder's 30 s TTL), and the
         # waiter behind it is still queued, in its place.
         assert waiters[0].returned.wait(10) and waiters[0].result is True
-        assert waiters[0].returned_at - forced < 5
+        assert waiters[0].returned_at - forced < WOKEN_WITHIN
         [after] = status(single_config, name)
         assert counts(after) == [(first.id, None, 1)]
         assert [q["client_id"] for q in after["queue"]] == [second.id]
@@ -763,11 +771,11 @@ def test_force_unlock_of_a_read_write_lock_in_either_mode_wakes_every_waiter(
         assert (entry["kind"], entry["mode"], entry["waiters"]) == ("read-write", "write", 1)
         assert counts(entry) == [(holder_client.id, "write", 1)]
         assert "read-write lock, write mode" in status_text(single_config, name)
-        forced = time.monotonic()
         assert force_unlock_cli(single_config, name)["unlocked"] is True
+        forced = time.monotonic()
         for reader in readers:  # both woken by the one message
             assert reader.returned.wait(10) and reader.result is True
-            assert reader.returned_at - forced < 5
+            assert reader.returned_at - forced < WOKEN_WITHIN
 
         # Now read-held by both readers: a waiting writer is woken by the force unlock.
         late_writer = Owner(
@@ -788,16 +796,16 @@ def test_force_unlock_of_a_read_write_lock_in_either_mode_wakes_every_waiter(
         raw = holder_client.redis(name)
         timeout_keys = f"{{{name}}}:{readers_client.id}:*:rwlock_timeout:*"
         assert len(list(raw.scan_iter(match=timeout_keys))) == 2  # one per reader
-        forced = time.monotonic()
         assert force_unlock_cli(single_config, name) == {
             "name": name,
             "unlocked": True,
             "kind": "read-write",
         }
+        forced = time.monotonic()
         # The readers' timeout keys went with the hash (issue 26, item 11).
         assert list(raw.scan_iter(match=timeout_keys)) == []
         assert late_writer.returned.wait(10) and late_writer.result is True
-        assert late_writer.returned_at - forced < 5
+        assert late_writer.returned_at - forced < WOKEN_WITHIN
         [entry] = status(single_config, name)
         assert counts(entry) == [(writer_client.id, "write", 1)]
 
