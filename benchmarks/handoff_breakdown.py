@@ -7,10 +7,10 @@ and prints the median of each stage over 200 hand-offs measured as in
 reader thread's delivery of the unlock message, the waiter's wake-up, the ACQUIRE call,
 and the unsubscribe that runs before ``lock()`` returns. ``--queued``: the queued lock
 (issue 42), whose waiter holds the lock when the grant message arrives: the delivery,
-the wake-up, the grant's bookkeeping, the hand-over of its take-up to a background
-thread, and anything the waiter sends before ``lock()`` returns (nothing, when the
-hand-off takes one trip). ``--delay MS`` puts every connection behind a delay proxy
-adding that round trip (`benchmarks.bench_handoff.behind_delay`), pub/sub included.
+the wake-up, the grant's bookkeeping, and anything the waiter sends before ``lock()``
+returns (nothing, when the hand-off takes one trip). ``--delay MS`` puts every
+connection behind a delay proxy adding that round trip
+(`benchmarks.bench_handoff.behind_delay`), pub/sub included.
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ STAGES = (
 QUEUED_STAGES = (
     ("release() called -> message read by the waiter's pub/sub thread", "delivered", "released"),
     ("pub/sub thread -> waiting thread awake", "woke", "delivered"),
-    ("awake -> grant recorded, take-up handed to a background thread", "granted", "woke"),
-    ("of which: the hand-over of the take-up", "spawned", "spawn"),
+    ("awake -> grant recorded", "granted", "woke"),
     ("grant -> lock() returned", "returned", "granted"),
     ("total", "returned", "released"),
 )
@@ -52,14 +51,13 @@ QUEUED_STAGES = (
 def _instrument(marks: dict[str, float]) -> None:
     """Wrap the sync client's internals so each stage stamps ``marks`` (this process)."""
     from redisson_py.core.flows import queued_lock  # noqa: PLC0415
-    from redisson_py.sync import _primitives, manager, pubsub  # noqa: PLC0415
+    from redisson_py.sync import manager, pubsub  # noqa: PLC0415
 
     deliver = pubsub.PubSubService._deliver
     wait = pubsub.Subscription.wait
     close = pubsub.Subscription.close
     execute = manager.ConnectionManager.execute
     passed_on = queued_lock.passed_on
-    spawn = _primitives.spawn
 
     def timed_deliver(self: Any, *args: Any) -> None:
         marks.setdefault("delivered", time.monotonic())
@@ -83,21 +81,15 @@ def _instrument(marks: dict[str, float]) -> None:
         return result
 
     def timed_passed_on(*args: Any) -> Any:
-        granted = yield from passed_on(*args)
+        granted = passed_on(*args)
         marks["granted"] = time.monotonic()
         return granted
-
-    def timed_spawn(name: str, work: Any) -> None:
-        marks["spawn"] = time.monotonic()
-        spawn(name, work)
-        marks["spawned"] = time.monotonic()
 
     pubsub.PubSubService._deliver = timed_deliver  # type: ignore[method-assign]
     pubsub.Subscription.wait = timed_wait  # type: ignore[method-assign]
     pubsub.Subscription.close = timed_close  # type: ignore[method-assign]
     manager.ConnectionManager.execute = timed_execute  # type: ignore[method-assign]
     queued_lock.passed_on = timed_passed_on
-    _primitives.spawn = timed_spawn
 
 
 def _waiter(conn: Connection, port: int, kind: str) -> None:
@@ -165,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         value = statistics.median(row[end] - row[start] for row in rows) * 1000
         print(f"| {label} | {value:.3f} |")
     if args.queued:
-        print(
-            f"hand-offs with a command sent (the take-up included) before lock() returned: {sent}"
-        )
+        print(f"hand-offs with a command sent before lock() returned: {sent}")
     return 0
 
 

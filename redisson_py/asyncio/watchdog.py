@@ -109,9 +109,13 @@ class Watchdog:
             self._reports = ExpiryReports()
 
     def _noticed(self, hold: Hold) -> None:
-        """The hold table recorded an acquire: run, and wake the reports sooner for an
-        earlier safe end."""
+        """The hold table recorded an acquire: run, renew sooner a hold whose safe end
+        is near (`Schedule.hurry`), and wake the reports sooner for an earlier one."""
         self.ensure_running()
+        if self._schedule.hurry(hold, self._state.clock()):
+            self._wake.set()
+            if self._threads is not None:  # async only
+                self._threads.renewals.wake()  # async only
         if hold.expires_at < self._report_at:
             self._report_wake.set()
             if self._threads is not None:  # async only

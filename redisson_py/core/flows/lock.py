@@ -466,7 +466,7 @@ class _Waiter:
             if woken and self.ref.kind.passes_on:
                 # A queued lock: the wake-up may be a grant a release passed on to this
                 # waiter, which then holds the lock with no round trip of its own.
-                granted = yield from self.ref.kind.passed_on(self.acquire, subscription)
+                granted = self.ref.kind.passed_on(self.acquire, subscription)
                 if granted is not None:
                     reply = granted
                     continue

@@ -27,13 +27,13 @@ flow acts on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
 from redisson_py.core import keyspace, scripts
-from redisson_py.core.effects import Arg, Command, Effect, Script, ScriptCommand, Target, to_millis
+from redisson_py.core.effects import Arg, Command, Script, ScriptCommand, Target, to_millis
 from redisson_py.core.flows.backoff import BackOff, ExponentialBackOff
 from redisson_py.core.flows.calls import new_request_id
 from redisson_py.core.routing import naming
@@ -87,11 +87,10 @@ class LockKind:
     """True when a release grants the lock to the next waiter and tells it (a queued
     lock): a woken waiter asks `passed_on` before it tries again."""
 
-    def passed_on(self, acquire: Any, subscription: Any) -> Generator[Effect, Any, Any]:
+    def passed_on(self, acquire: Any, subscription: Any) -> AcquireReply | None:
         """For a kind that `passes_on`: the waiter of ``acquire`` was woken on
         ``subscription``; its `AcquireReply` if a release granted it the lock (recorded
-        in the hold table), else None (it tries again)."""
-        yield from ()
+        in the hold table, with nothing sent), else None (it tries again)."""
         return None
 
     def aux_keys(self, name: str, by_slot: bool) -> tuple[str, ...]:

@@ -13,11 +13,12 @@ waiter, woken, reads the message: its current request id means the server grante
 request, at some moment after its last try was answered "held" (a grant before that
 try ran would have made the try answer "granted"). So the hold's safe end counts from
 when that try was *sent*, on the waiter's own clock, never from the message's arrival
-(which may come late): the key lives at least the grant's TTL from then. The waiter's
-client then takes the grant up in the background (`take_up`: the key gets the full
-TTL, and the watchdog renews it from then, as any hold); a take-up that does not come
-in time leaves the hold to be reported lost at its safe end, as any renewal that does
-not come.
+(which may come late): the key lives at least the grant's TTL from then. The
+waiter's watchdog renews it a third of the way to that safe end
+(`redisson_py.core.flows.watchdog.Schedule.hurry`: the key then gets the watchdog's
+full TTL), and on its usual interval after that, as any hold: a renewal that does not
+come in time leaves the hold to be reported lost at its safe end. A hold released
+before that renewal, the common case on a hot lock, costs no call but its release.
 
 The message alone is not enough, and the waiter asks the server instead (its usual
 try, which finds the grant by its request id and takes it up, with ``WAIT``), when:
@@ -36,19 +37,14 @@ passes the lock on again, rather than keeping it or dropping it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
 from typing import Any
 
 from redisson_py.core import keyspace
 from redisson_py.core.effects import (
     Arg,
-    Background,
-    Command,
-    Effect,
     ScriptCommand,
     to_millis,
 )
-from redisson_py.core.flows.calls import call_with_retry
 from redisson_py.core.flows.lock import AcquireRequest
 from redisson_py.core.flows.lock_kinds import AcquireReply, LockKind, LockRef
 from redisson_py.core.scripts import queued_lock
@@ -125,20 +121,19 @@ class QueuedKind(LockKind):
     def wait_channel(self, ref: LockRef) -> str | None:
         return f"{ref.channel}:{ref.owner}"
 
-    def passed_on(self, acquire: Any, subscription: Any) -> Generator[Effect, Any, Any]:
-        return (yield from passed_on(acquire, subscription))
+    def passed_on(self, acquire: Any, subscription: Any) -> AcquireReply | None:
+        return passed_on(acquire, subscription)
 
 
 QUEUED = QueuedKind()
 
 
-def passed_on(
-    acquire: AcquireRequest, subscription: Any
-) -> Generator[Effect, Any, AcquireReply | None]:
+def passed_on(acquire: AcquireRequest, subscription: Any) -> AcquireReply | None:
     """The waiter of ``acquire`` was woken on its channel (``subscription``): when the
     channel's last message names its current request, a release granted it the lock:
     record the hold (safe from the send of its last try answered "held", for the
-    grant's TTL), take the grant up in the background, and return the grant. None when
+    grant's TTL; the watchdog, told of it, renews it in time), and return the grant,
+    having sent nothing. None when
     the message names no grant of this request, or when the grant must be confirmed by
     a try (see the module docstring)."""
     ref = acquire.ref
@@ -171,40 +166,4 @@ def passed_on(
     reply = AcquireReply(acquired=True, hold_count=1)
     if ref.on_grant is not None:
         ref.on_grant(reply)
-    if acquire.ttl > ttl:
-        yield Background(take_up(ref, request_id, acquire.ttl), name="redisson-py-take-up")
     return reply
-
-
-def take_up(ref: LockRef, request_id: str, ttl: float) -> Generator[Effect, Any, None]:
-    """Give the key of a grant passed on to ``ref``'s owner by ``request_id`` its full
-    ``ttl`` (seconds), and count that as a renewal of the hold (with replica sync, once
-    acknowledged). Runs in the background and never raises: a take-up that fails leaves
-    the hold to its safe end, where the watchdog reports it lost, as any renewal that
-    fails."""
-    state = ref.state
-    hold = state.holds.get(ref.name, ref.owner)
-    if hold is None:
-        return
-    args = (to_millis(ttl), ref.owner, keyspace.acquire_field(ref.owner), request_id)
-    command = ScriptCommand(queued_lock.TAKE_UP, (ref.name,), args)
-    sent = [0.0]
-
-    def attempts(unanswered: int) -> tuple[Command, ...]:
-        sent[0] = state.clock()
-        return (command,)
-
-    try:
-        result = yield from call_with_retry(
-            ref,
-            attempts,
-            sync_replicas=state.settings.sync_replicas,
-            deadline=hold.expires_at,
-        )
-    except GeneratorExit:
-        raise
-    except Exception as error:
-        log.debug("lock %r: taking up a grant failed (%s)", ref.name, error)
-        return
-    if int(result.replies[0]) == 1 and result.synced >= result.required:
-        state.holds.renewed(hold, sent[0], ttl, state.clock())

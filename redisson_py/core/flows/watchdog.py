@@ -288,7 +288,8 @@ class Schedule:
     """When a client's renewal rounds run and what they do then; the shells only sleep
     until `wake_at` (or until woken) and run `step`.
 
-    A full round every renewal interval (one round trip per node); while holds' renewals
+    A full round every renewal interval (one round trip per node); sooner for a hold
+    whose safe end is too close for that (`hurry`); while holds' renewals
     do not count (a node refusing connections, replicas not acknowledging), a round for
     their groups every `PROBE_INTERVAL`; at once when `ask` was called
     (pub/sub saw a node's connection drop or come back). Loss reports at safe ends are
@@ -300,6 +301,8 @@ class Schedule:
         self.probe_every = min(PROBE_INTERVAL, self.interval)
         self.next_round = state.clock() + self.interval
         self.next_probe = math.inf
+        self.early = math.inf
+        """When a full round must come before `next_round` (see `hurry`)."""
         self.probing: set[GroupKey] = set()
         self.asked = False
 
@@ -307,16 +310,39 @@ class Schedule:
         """Run a full round at the next `step` (the shell wakes its loop)."""
         self.asked = True
 
+    def hurry(self, hold: Hold, now: float) -> bool:
+        """Plan a full round a third of the way from ``now`` to ``hold``'s safe end (the
+        renewal interval's own rule) when the round planned would leave it less than a
+        renewal interval before that end: a hold given a shorter TTL than the
+        watchdog's (a queued lock's grant, a few seconds); True when the shell must wake
+        its loop to see it. A hold the watchdog's TTL was given never hurries a round.
+
+        One round takes up every such grant of the last moments, and a grant released
+        before its round costs no call at all: a hot queued lock, handed on every
+        millisecond, pays one round trip per node every second or so, not one per
+        hand-off."""
+        planned = min(self.early, self.next_round)
+        if not hold.renews or hold.expires_at - planned >= self.interval:
+            return False
+        due = now + (hold.expires_at - now) / 3
+        if due >= planned:
+            return False
+        self.early = due
+        return True
+
     def wake_at(self, state: ClientState) -> float:
         """When the next `step` is due (monotonic seconds)."""
-        return min(self.next_round, self.next_probe)
+        return min(self.next_round, self.next_probe, self.early)
 
     def step(self, state: ClientState, route: Route = _same) -> Generator[Effect, Any, int]:
         """Do what is due now (its calls sent on ``route`` of each hold's manager);
         return how many holds were renewed."""
         now = state.clock()
-        if self.asked or now >= self.next_round:
+        if self.asked or now >= min(self.next_round, self.early):
             self.asked = False
+            # Reset before the round reads the hold table: a hold `hurry` plans for
+            # from now on is either in this round or plans a round of its own.
+            self.early = math.inf
             self.next_round = now + self.interval
             outcome = yield from renew_round(state, route=route)
         elif self.probing and now >= self.next_probe:

@@ -21,9 +21,10 @@ lapsed, writes that waiter's hold into the hash (count 1, its acquire-latch fiel
 its request id, as if its own acquire had run) with a TTL of its own TTL but at most
 `GRANT_TTL`, and publishes the request id on the waiter's channel
 ``redisson_py_queued_lock__channel:{name}:<owner>``. The waiter's ``lock()`` returns
-when the message arrives; its client then takes the grant up (`TAKE_UP`: the full TTL)
-in the background. A waiter that never takes it up (it died) keeps the lock
-`GRANT_TTL` at most; the next try of any waiter then passes it on.
+when the message arrives; its watchdog then renews the key (the reentrant lock's
+renewal: the full TTL) before the grant's TTL runs out, unless the lock was released
+first. A waiter that never renews it (it died) keeps the lock `GRANT_TTL` at most; the
+next try of any waiter then passes it on.
 
 Times are the server's (``TIME``; script effects replication, Redis 5+): a waiter's
 keepalive is only ever compared with the clock of the server that wrote it.
@@ -41,7 +42,7 @@ ALIVE_WINDOW = 3.0
 """How long after its last try a waiter's entry counts as live (seconds): a release
 skips a waiter whose keepalive lapsed (it died, or stalled)."""
 GRANT_TTL = 5.0
-"""The longest TTL a grant gives the lock (seconds), until the waiter takes it up: what
+"""The longest TTL a grant gives the lock (seconds), until the waiter renews it: what
 a waiter that died after its last try costs, at most."""
 
 _GRANT_TTL_MS = int(GRANT_TTL * 1000)
@@ -245,25 +246,5 @@ if redis.call('del', KEYS[1]) == 1 then
     return 1
 end
 return 0
-""",
-)
-
-TAKE_UP = Script(
-    "take_up_queued",
-    # KEYS[1] lock
-    # ARGV[1] TTL (ms), ARGV[2] owner field, ARGV[3] the owner's acquire-latch field,
-    # ARGV[4] the request id the grant named
-    # The waiter's client takes up a grant passed on to it: the key gets ARGV[1] if its
-    # TTL is shorter. Reply: 1 when the owner holds the lock by that request, else 0.
-    ttl_guard()
-    + """
-if redis.call('hget', KEYS[1], ARGV[3]) ~= ARGV[4]
-        or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-    return 0
-end
-if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-    redis.call('pexpire', KEYS[1], ARGV[1])
-end
-return 1
 """,
 )

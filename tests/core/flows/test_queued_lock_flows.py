@@ -21,7 +21,6 @@ from redisson_py.core.scripts.queued_lock import (
     GRANT_TTL,
     KEEPALIVE_INTERVAL,
     RELEASE_QUEUED,
-    TAKE_UP,
     UNDO_QUEUED,
 )
 from redisson_py.core.state.holds import safe_end
@@ -69,40 +68,16 @@ def test_a_grant_passed_on_returns_on_the_message_without_a_round_trip() -> None
     step, request_id, subscription, sent = waiting(ref)
     clock.now += 0.8  # the message comes late: the hold counts from the try, not from it
     subscription.last_message = request_id.encode()
-    take_up = step.send(True)
-    # no Call: the waiter holds the lock; its client takes the grant up in the background
-    assert isinstance(take_up, Background)
+    unsubscribe = step.send(True)
+    # no Call, no background work: the waiter holds the lock, and its watchdog (told by
+    # the hold table) renews the grant before its TTL runs out
+    assert not isinstance(unsubscribe, Call | Background)
     hold = ref.state.holds.get("res", ref.owner)
-    assert hold is not None and hold.count == 1 and hold.watchdog
+    assert hold is not None and hold.count == 1 and hold.watchdog and hold.renews
     assert hold.expires_at == pytest.approx(safe_end(sent, GRANT_TTL))
-    command = command_of(next(take_up.flow))
-    assert command.script is TAKE_UP
-    assert command.args == (
-        30_000,
-        ref.owner,
-        keyspace.acquire_field(ref.owner),
-        request_id,
-    )
-    assert isinstance(step.send(None), type(step.effect))  # unsubscribe
+    assert request_id in hold.acquires  # a release names the grant's request
     step.send(None)
     assert step.done and step.result is True
-
-
-def test_the_take_up_counts_as_a_renewal() -> None:
-    ref = make_ref(queued_lock.QUEUED)
-    step, request_id, subscription, _ = waiting(ref)
-    subscription.last_message = request_id
-    take_up = step.send(True)
-    assert isinstance(take_up, Background)
-    clock: Any = ref.state.clock
-    clock.now += 0.005
-    flow = take_up.flow
-    next(flow)
-    with pytest.raises(StopIteration):
-        flow.send(CallResult((1,)))
-    hold = ref.state.holds.get("res", ref.owner)
-    assert hold is not None
-    assert hold.expires_at == pytest.approx(safe_end(clock.now, 30.0))
 
 
 @pytest.mark.parametrize(

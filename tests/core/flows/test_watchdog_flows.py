@@ -153,6 +153,46 @@ def test_rounds_and_reports_wake_on_their_own_timers() -> None:
     assert schedule.next_probe - time.monotonic() <= watchdog.PROBE_INTERVAL
 
 
+def test_a_hold_granted_a_short_ttl_is_renewed_a_third_of_the_way_to_its_safe_end() -> None:
+    # A queued lock's grant gives the key a few seconds, not the watchdog's TTL: the
+    # next full round, a renewal interval away, would come after the hold's safe end.
+    clock = FakeClock()
+    state = ClientState(LockSettings(watchdog_timeout=30.0), runtime=replace(RUNTIME, clock=clock))
+    lost: list[tuple[Hold, str]] = []
+    schedule = watchdog.Schedule(state)
+    assert schedule.wake_at(state) == pytest.approx(clock.now + 10.0)
+    owner = f"{state.client_id}:1"
+
+    def grant(name: str, ttl: float) -> Hold:
+        return state.holds.acquired(
+            name, owner, 1, target=TARGET, lease=None, ttl=ttl, now=clock.now,
+            on_lost=lambda hold, reason: lost.append((hold, reason)),
+        )  # fmt: skip
+
+    usual = grant("usual", 30.0)
+    assert schedule.hurry(usual, clock.now) is False  # the interval's round is in time
+    assert schedule.wake_at(state) == pytest.approx(clock.now + 10.0)
+    short = grant("short", 5.0)
+    assert schedule.hurry(short, clock.now) is True
+    due = clock.now + (short.expires_at - clock.now) / 3
+    assert schedule.wake_at(state) == pytest.approx(due)
+    clock.now += 0.01
+    assert schedule.hurry(grant("later", 5.0), clock.now) is False  # one round serves both
+    assert schedule.hurry(take(state, lost, "leased", 2.0), clock.now) is False  # not renewed
+    assert list(schedule.step(state)) == []  # not due yet: nothing sent
+    clock.now = due
+    flow = schedule.step(state)
+    gather = gather_of(flow, next(flow))
+    keys = [key for call in gather.calls for key in call.commands[0].keys]
+    assert {"usual", "short", "later"} <= set(keys)  # a full round
+    finish(flow, [CallResult(([1] * len(call.commands[0].keys),)) for call in gather.calls])
+    assert state.holds.get("short", owner).expires_at == pytest.approx(  # type: ignore[union-attr]
+        holds.safe_end(due, 30.0)
+    )
+    assert schedule.wake_at(state) == pytest.approx(due + 10.0)
+    assert lost == []
+
+
 def test_reports_come_early_by_at_most_the_gap_never_late() -> None:
     clock = FakeClock()
     state = ClientState(LockSettings(watchdog_timeout=3.0), runtime=replace(RUNTIME, clock=clock))
