@@ -107,30 +107,33 @@ def test_waiters_woken_by_the_other_sides_release(cell: Cell, name: str, kind: s
 
 
 def test_each_sides_watchdog_keeps_every_kind_held(cell: Cell, name: str) -> None:
-    names = {kind: f"{name}:{kind}" for kind in PY_KINDS}
+    # Both sides hold at once, every kind each on names of their own, each watched by
+    # the other side for 1.2 watchdog timeouts (one watch instead of one per side).
+    by_java = {kind: f"{name}:java:{kind}" for kind in PY_KINDS}
+    by_us = {kind: f"{name}:py:{kind}" for kind in PY_KINDS}
     me = cell.flavor.owner("me")
-    for kind, lock_name in names.items():  # no lease: Redisson's watchdog renews them
+    for kind, lock_name in by_java.items():  # no lease: Redisson's watchdog renews them
         cell.java.get(kind, lock_name).call("lock", thread=f"{name}:a")
-    contenders = {kind: PY_KINDS[CONTENDER[kind]](cell.py, n) for kind, n in names.items()}
+    locks = {kind: PY_KINDS[kind](cell.py, n) for kind, n in by_us.items()}
+    for lock in locks.values():
+        me(lock.lock)  # our watchdog
+    contenders = {kind: PY_KINDS[CONTENDER[kind]](cell.py, n) for kind, n in by_java.items()}
     watch_until = time.monotonic() + 1.2 * WATCHDOG_MS / 1000
     while time.monotonic() < watch_until:
         for kind, contender in contenders.items():
             assert me(contender.try_lock, 0) is False, kind
-        time.sleep(0.5)
-    for kind, lock_name in names.items():
-        cell.java.get(kind, lock_name).call("unlock", thread=f"{name}:a")
-    locks = {kind: PY_KINDS[kind](cell.py, n) for kind, n in names.items()}
-    for lock in locks.values():
-        me(lock.lock)  # our watchdog
-    watch_until = time.monotonic() + 1.2 * WATCHDOG_MS / 1000
-    while time.monotonic() < watch_until:
-        for kind, lock_name in names.items():
+        for kind, lock_name in by_us.items():
             java = cell.java.get(CONTENDER[kind], lock_name)
             assert java.call("tryLock", 0, thread=f"{name}:b") is False, kind
         time.sleep(0.5)
+    for kind, lock_name in by_java.items():
+        cell.java.get(kind, lock_name).call("unlock", thread=f"{name}:a")
     for lock in locks.values():
         me(lock.unlock)
-    for kind, lock_name in names.items():
+    for kind, contender in contenders.items():
+        assert me(contender.try_lock, 0) is True, kind
+        me(contender.unlock)
+    for kind, lock_name in by_us.items():
         java = cell.java.get(CONTENDER[kind], lock_name)
         assert java.call("tryLock", 0, thread=f"{name}:b") is True, kind
         java.call("unlock", thread=f"{name}:b")
