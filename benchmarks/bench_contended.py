@@ -6,12 +6,15 @@ each reads the owners' counts at the end of each of three equal windows, and the
 is the median window's acquisitions per second over both processes. How evenly the
 acquisitions were shared is Jain's fairness index over the 8 owners (1.0: equal shares,
 0.125: one owner got everything): a lock that lets the releasing owner take it straight
-back scores high throughput and low fairness.
+back scores high throughput and low fairness. Each process also measures its own CPU
+time (user and system, every thread) over the windows: the clients' CPU per
+acquisition, summed over both processes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import resource
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -31,13 +34,22 @@ OWNERS = 4
 WINDOWS = 3
 
 
-def _sample(counts: list[int], start: float, window: float) -> list[int]:
-    """Total count at the end of each window (runs in a thread)."""
+def _cpu() -> float:
+    """This process's CPU seconds so far (user and system, every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _sample(counts: list[int], start: float, window: float) -> tuple[list[int], float]:
+    """Total count at the end of each window, and the process's CPU seconds from the
+    start to the end of the last window (runs in a thread)."""
+    time.sleep(max(0.0, start - time.monotonic()))
+    started = _cpu()
     totals = []
     for number in range(1, WINDOWS + 1):
         time.sleep(max(0.0, start + number * window - time.monotonic()))
         totals.append(sum(counts))
-    return totals
+    return totals, _cpu() - started
 
 
 def _run_threads(kind: str, server: Server, name: str, conn: Connection) -> None:
@@ -59,15 +71,15 @@ def _run_threads(kind: str, server: Server, name: str, conn: Connection) -> None
     threads = [threading.Thread(target=owner, args=(i,)) for i in range(OWNERS)]
     for thread in threads:
         thread.start()
-    totals = _sample(counts, start, window)
+    totals, cpu = _sample(counts, start, window)
     for thread in threads:
         thread.join()
     contender.close()
-    conn.send((totals, counts))
+    conn.send((totals, counts, cpu))
 
 
 def _run_tasks(kind: str, server: Server, name: str, conn: Connection) -> None:
-    async def main() -> tuple[list[int], list[int]]:
+    async def main() -> tuple[list[int], list[int], float]:
         contender = AsyncContender(kind, server)
         await contender.start()
         cycles = [contender.lock(name) for _ in range(OWNERS)]
@@ -87,9 +99,9 @@ def _run_tasks(kind: str, server: Server, name: str, conn: Connection) -> None:
         # The sampler is a thread: a task would be delayed by owners that never yield.
         sampler = asyncio.create_task(asyncio.to_thread(_sample, counts, start, window))
         await asyncio.gather(*(owner(i) for i in range(OWNERS)))
-        totals = await sampler
+        totals, cpu = await sampler
         await contender.close()
-        return totals, counts
+        return totals, counts, cpu
 
     conn.send(asyncio.run(main()))
 
@@ -122,6 +134,7 @@ def _measure(kind: str, server: Server, window: float) -> dict[str, Any]:
         "rate": median(rates),
         "owner_counts": owners,
         "fairness": jain_fairness(owners),
+        "client_cpu_us": sum(report[2] for report in reports) / max(1, totals[-1]) * 1e6,
     }
 
 

@@ -89,7 +89,7 @@ def _instrument(marks: dict[str, float]) -> None:
     pubsub.Subscription.wait = timed_wait  # type: ignore[method-assign]
     pubsub.Subscription.close = timed_close  # type: ignore[method-assign]
     manager.ConnectionManager.execute = timed_execute  # type: ignore[method-assign]
-    queued_lock.passed_on = timed_passed_on
+    queued_lock.passed_on = timed_passed_on  # type: ignore[assignment]
 
 
 def _waiter(conn: Connection, port: int, kind: str) -> None:

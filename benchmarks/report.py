@@ -102,16 +102,20 @@ def _contended(co: dict[str, Any], floor_rate: float | None) -> list[str]:
     rows = []
     for kind, r in co["results"].items():
         versus = f"{r['rate'] / floor_rate:.2f}x" if floor_rate else "n/a"
-        rows.append([LABELS[kind], f"{r['rate']:,.0f}", versus, f"{r['fairness']:.3f}"])
+        rows.append([LABELS[kind], f"{r['rate']:,.0f}", versus, f"{r['fairness']:.3f}", _cpu_us(r)])
     return [
         f"## Contended: {co['layout']} on one lock",
         "",
         f"Empty critical section; median of {co['windows']} windows of "
         f"{co['window_seconds']:g} s. Baseline: the floor's uncontended rate in this run "
         "(it cannot wait for a lock, so it has no contended figure). Fairness: Jain's index "
-        "over the 8 owners' acquisitions (1 = equal shares, 0.125 = one owner took all).",
+        "over the 8 owners' acquisitions (1 = equal shares, 0.125 = one owner took all). "
+        "Client CPU: both processes' CPU time over the windows per acquisition.",
         "",
-        *_table(["contender", "acquisitions/s", "vs floor (uncontended)", "fairness"], rows),
+        *_table(
+            ["contender", "acquisitions/s", "vs floor (uncontended)", "fairness", CPU_COLUMN],
+            rows,
+        ),
         "",
     ]
 
@@ -140,17 +144,26 @@ def _queued(qu: dict[str, Any]) -> list[str]:
     co = qu.get("contended_rtt")
     if co:
         rows = [
-            [LABELS[kind], f"{r['rate']:,.0f}", f"{r['fairness']:.3f}"]
+            [LABELS[kind], f"{r['rate']:,.0f}", f"{r['fairness']:.3f}", _cpu_us(r)]
             for kind, r in co["results"].items()
         ]
         lines += [
             f"## Contended with {co['delay_seconds'] * 1000:g} ms added: {co['layout']} on one"
             " lock",
             "",
-            *_table(["contender", "acquisitions/s", "fairness"], rows),
+            *_table(["contender", "acquisitions/s", "fairness", CPU_COLUMN], rows),
             "",
         ]
     return lines
+
+
+CPU_COLUMN = "client CPU (us/acquisition)"
+
+
+def _cpu_us(result: dict[str, Any]) -> str:
+    """The clients' CPU per acquisition, or "n/a" in results from before it was measured."""
+    cpu = result.get("client_cpu_us")
+    return "n/a" if cpu is None else f"{cpu:,.0f}"
 
 
 def _asyncio_contended(ac: dict[str, Any]) -> list[str]:
