@@ -36,21 +36,14 @@ passes the lock on again, rather than keeping it or dropping it.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from redisson_py.core import keyspace
-from redisson_py.core.effects import (
-    Arg,
-    ScriptCommand,
-    to_millis,
-)
+from redisson_py.core.effects import Arg, ScriptCommand, to_millis
 from redisson_py.core.flows.lock import AcquireRequest
 from redisson_py.core.flows.lock_kinds import AcquireReply, LockKind, LockRef
 from redisson_py.core.scripts import queued_lock
 from redisson_py.core.state.holds import safe_end
-
-log = logging.getLogger("redisson_py.lock")
 
 GRANT_TTL = queued_lock.GRANT_TTL
 MIN_SAFE = 0.05
